@@ -1,0 +1,167 @@
+"""The command line: wires the stages and nothing else.
+
+`kubegap-lint PATHS...` lints (the `lint` subcommand is implied); other subcommands list and
+explain rules. Every error a user can cause ends in one line on stderr and exit code 2; no
+traceback reaches the terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from kubegap_lint import __version__
+from kubegap_lint.errors import KubegapError
+from kubegap_lint.model import Severity
+
+EXIT_USAGE = 2
+
+
+class _DefaultLintGroup(click.Group):
+    """Treat `kubegap-lint PATH...` as `kubegap-lint lint PATH...`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--version", "--help", "-h"):
+            args = ["lint", *args]
+        return super().parse_args(ctx, args)
+
+
+def _colour(no_colour: bool, stream: Any) -> bool:
+    if no_colour or os.environ.get("NO_COLOR"):
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def _fail(message: str) -> None:
+    click.echo(f"kubegap-lint: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _write(text: str, output: str | None) -> None:
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(text)
+        except OSError as exc:
+            _fail(f"cannot write {output}: {exc.strerror}")
+    else:
+        stream = click.get_text_stream("stdout")
+        stream.write(text)
+        stream.flush()
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+@click.group(cls=_DefaultLintGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="kubegap-lint")
+def cli() -> None:
+    """Find the resilience gaps of GPU workloads in Kubernetes manifests and Helm output.
+
+    `kubegap-lint PATH...` lints files, folders (recursively) and `-` (stdin).
+    """
+
+
+@cli.command("lint")
+@click.argument("paths", nargs=-1)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Output format.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "note"]), default=None,
+              help="Lowest severity that makes the exit code 1 [default: warning].")
+@click.option("--select", multiple=True, help="Only these rules (ids or names, comma-separated).")
+@click.option("--ignore", multiple=True, help="Skip these rules (ids or names, comma-separated).")
+@click.option("--show-suppressed", is_flag=True, help="List suppressed findings in text output.")
+@click.option("--no-color", "no_colour", is_flag=True, help="Never colour the text output.")
+def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None,
+                 select: tuple[str, ...], ignore: tuple[str, ...], show_suppressed: bool,
+                 no_colour: bool) -> None:
+    """Lint manifests: files, folders (recursively) and - for stdin."""
+    if not paths:
+        _fail("no input: name files or folders to lint, or - for stdin (see --help)")
+    from kubegap_lint.lint import Linter
+    from kubegap_lint.settings import Settings
+
+    settings = Settings()
+    if select:
+        settings.select = _split(select)
+    settings.ignore.extend(_split(ignore))
+    if fail_on:
+        settings.fail_on = Severity(fail_on)
+    linter = Linter(settings)
+    result = linter.lint_paths(paths)
+    for error in result.errors:
+        click.echo(f"kubegap-lint: {error.display()}", err=True)
+    if fmt == "json":
+        from kubegap_lint.report.jsonfmt import render_json
+
+        _write(render_json(result), output)
+    else:
+        from kubegap_lint.report.text import render_text
+
+        stream = sys.stdout
+        _write(render_text(result, colour=not output and _colour(no_colour, stream),
+                           show_suppressed=show_suppressed), output)
+    sys.exit(result.exit_code(settings.fail_on))
+
+
+@cli.command("rules")
+def rules_command() -> None:
+    """List every policy: id, name, severity, title."""
+    from kubegap_lint.catalog import load_catalog
+
+    catalog = load_catalog()
+    width = max(len(p.name) for p in catalog.policies)
+    for policy in catalog.policies:
+        state = "" if policy.enabled else " (disabled by default)"
+        click.echo(f"{policy.id}  {policy.name:<{width}}  {policy.severity.value:<7}  {policy.title}{state}")
+
+
+@cli.command("explain")
+@click.argument("rule")
+def explain_command(rule: str) -> None:
+    """Explain a rule (id or name): why it matters, the evidence, and the fix."""
+    from kubegap_lint.catalog import load_catalog
+    from kubegap_lint.explain import explain
+
+    catalog = load_catalog()
+    policy = catalog.find(rule)
+    if policy is None:
+        _fail(f"unknown rule '{rule}' (see `kubegap-lint rules`)")
+        return
+    click.echo(explain(policy, catalog))
+
+
+def main() -> None:
+    """Entry point: run the CLI, turning every known error into one line and exit code 2."""
+    try:
+        cli.main(prog_name="kubegap-lint", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("kubegap-lint: aborted", err=True)
+        sys.exit(EXIT_USAGE)
+    except click.exceptions.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_USAGE)
+    except KubegapError as exc:
+        for line in str(exc).splitlines() or [type(exc).__name__]:
+            click.echo(f"kubegap-lint: {line}", err=True)
+        sys.exit(EXIT_USAGE)
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`); say nothing more.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        finally:
+            sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except Exception as exc:  # a bug: still one line, with what to report
+        click.echo(f"kubegap-lint: internal error: {type(exc).__name__}: {exc}"
+                   " (please report this with the input that caused it)", err=True)
+        sys.exit(EXIT_USAGE)
+    sys.exit(0)

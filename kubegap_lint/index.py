@@ -1,0 +1,125 @@
+"""Cross-resource facts that JMESPath cannot join: which PodDisruptionBudgets select a pod,
+which PersistentVolumeClaims, ConfigMaps and DRA claims exist. Built from the whole input of
+a run (all files together) before any policy is evaluated."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubegap_lint.read import Resource
+
+
+@dataclass(frozen=True)
+class DisruptionBudget:
+    name: str | None
+    namespace: str | None
+    selector: dict[str, Any] | None
+    min_available: Any
+    max_unavailable: Any
+    path: str
+    line: int
+
+
+@dataclass
+class InputIndex:
+    budgets: list[DisruptionBudget] = field(default_factory=list)
+    claims: dict[tuple[str | None, str], list[str]] = field(default_factory=dict)  # PVC names
+    config_maps: dict[tuple[str | None, str], dict[str, str]] = field(default_factory=dict)
+    # DRA: (namespace, name) -> device class names of a ResourceClaim(Template), with counts
+    device_claims: dict[tuple[str, str | None, str], list[tuple[str, Any]]] = field(default_factory=dict)
+
+    def add(self, resource: Resource) -> None:
+        kind = resource.kind
+        data = resource.data
+        spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+        name = resource.name
+        if name is None:
+            return
+        namespace = resource.namespace
+        if kind == "PodDisruptionBudget":
+            selector = spec.get("selector")
+            self.budgets.append(
+                DisruptionBudget(
+                    name, namespace, selector if isinstance(selector, dict) else None,
+                    spec.get("minAvailable"), spec.get("maxUnavailable"),
+                    resource.path, resource.start.line,
+                )
+            )
+        elif kind == "PersistentVolumeClaim":
+            self.claims.setdefault((namespace, name), []).append(name)
+        elif kind == "ConfigMap":
+            values = data.get("data")
+            if isinstance(values, dict):
+                self.config_maps[(namespace, name)] = {
+                    str(k): v for k, v in values.items() if isinstance(v, str)
+                }
+        elif kind in ("ResourceClaimTemplate", "ResourceClaim"):
+            claim_spec = spec.get("spec", {}) if kind == "ResourceClaimTemplate" else spec
+            self.device_claims[(kind, namespace, name)] = _device_requests(claim_spec)
+
+    def config_map(self, namespace: str | None, name: str) -> dict[str, str] | None:
+        found = self.config_maps.get((namespace, name))
+        if found is None and namespace is None:
+            found = next((v for (ns, n), v in self.config_maps.items() if n == name), None)
+        if found is None:
+            found = self.config_maps.get((None, name))
+        return found
+
+    def claim_exists(self, namespace: str | None, name: str) -> bool:
+        if (namespace, name) in self.claims or (None, name) in self.claims:
+            return True
+        return namespace is None and any(n == name for (_, n) in self.claims)
+
+    def device_claim(self, kind: str, namespace: str | None, name: str) -> list[tuple[str, Any]] | None:
+        found = self.device_claims.get((kind, namespace, name))
+        if found is None:
+            found = self.device_claims.get((kind, None, name))
+        if found is None and namespace is None:
+            found = next((v for (k, _, n), v in self.device_claims.items() if k == kind and n == name), None)
+        return found
+
+
+def _device_requests(claim_spec: Any) -> list[tuple[str, Any]]:
+    """(deviceClassName, count) for each request of a DRA claim spec (v1beta1 and v1 shapes)."""
+    found: list[tuple[str, Any]] = []
+    devices = claim_spec.get("devices") if isinstance(claim_spec, dict) else None
+    requests = devices.get("requests") if isinstance(devices, dict) else None
+    for request in requests if isinstance(requests, list) else []:
+        if not isinstance(request, dict):
+            continue
+        exact = request.get("exactly") if isinstance(request.get("exactly"), dict) else request
+        device_class = exact.get("deviceClassName")
+        if isinstance(device_class, str):
+            count = exact.get("count", 1) if exact.get("allocationMode", "ExactCount") == "ExactCount" else None
+            found.append((device_class, count))
+    return found
+
+
+def selector_matches(selector: dict[str, Any] | None, labels: dict[str, Any]) -> bool:
+    """Kubernetes label-selector semantics; an empty selector selects everything, a null none."""
+    if selector is None:
+        return False
+    match_labels = selector.get("matchLabels") or {}
+    if not isinstance(match_labels, dict):
+        return False
+    for key, value in match_labels.items():
+        if str(labels.get(key)) != str(value) or key not in labels:
+            return False
+    expressions = selector.get("matchExpressions") or []
+    for expression in expressions if isinstance(expressions, list) else []:
+        if not isinstance(expression, dict):
+            return False
+        key = expression.get("key")
+        operator = expression.get("operator")
+        values = [str(v) for v in expression.get("values") or []]
+        present = key in labels
+        if operator == "In" and not (present and str(labels[key]) in values):
+            return False
+        if operator == "NotIn" and present and str(labels[key]) in values:
+            return False
+        if operator == "Exists" and not present:
+            return False
+        if operator == "DoesNotExist" and present:
+            return False
+    return True

@@ -1,0 +1,170 @@
+"""Wire the stages for one run: sources -> read -> index -> views -> evaluate -> suppress.
+
+This is the API the CLI and the tests call. It returns a `LintResult`; it never prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubegap_lint.catalog import Catalog, Policy, load_catalog
+from kubegap_lint.errors import DataFileError
+from kubegap_lint.evaluate import evaluate_workload, fault_finding
+from kubegap_lint.index import InputIndex
+from kubegap_lint.kinds import KindRule, KindTable, load_kind_table
+from kubegap_lint.model import Finding, InputError, Severity
+from kubegap_lint.read import InputFault, ReadStats, Resource, decode, read_text
+from kubegap_lint.settings import Settings
+from kubegap_lint.sources import Source, discover
+
+
+@dataclass
+class LintResult:
+    findings: list[Finding]
+    errors: list[InputError]
+    stats: ReadStats
+    workloads: int
+    policies: list[Policy]
+    catalog: Catalog
+    views: list[dict[str, Any]] = field(default_factory=list, repr=False)
+
+    def counted(self) -> list[Finding]:
+        """Findings that are not suppressed."""
+        return [f for f in self.findings if f.suppression is None]
+
+    def exit_code(self, fail_on: Severity) -> int:
+        if self.errors:
+            return 2
+        if any(f.severity.rank >= fail_on.rank for f in self.counted()):
+            return 1
+        return 0
+
+
+def active_policies(catalog: Catalog, settings: Settings) -> list[Policy]:
+    """Apply select, ignore and severity overrides; unknown keys are errors."""
+    unknown = [k for k in (settings.select or []) + settings.ignore + list(settings.severity)
+               if catalog.find(k) is None]
+    if unknown:
+        where = f"{settings.source}: " if settings.source else ""
+        raise DataFileError([f"{where}unknown rule(s): {', '.join(sorted(set(unknown)))}"
+                             " (see `kubegap-lint rules`)"])
+    chosen: list[Policy] = []
+    selected = {catalog.find(k).id for k in settings.select} if settings.select else None  # type: ignore[union-attr]
+    ignored = {catalog.find(k).id for k in settings.ignore}  # type: ignore[union-attr]
+    overrides = {catalog.find(k).id: v for k, v in settings.severity.items()}  # type: ignore[union-attr]
+    for policy in catalog.policies:
+        if policy.id in ignored:
+            continue
+        if selected is not None and policy.id not in selected:
+            continue
+        if selected is None and not policy.enabled:
+            continue
+        if policy.id in overrides:
+            from dataclasses import replace
+
+            policy = replace(policy, severity=overrides[policy.id])
+        chosen.append(policy)
+    return chosen
+
+
+def effective_params(catalog: Catalog, settings: Settings) -> dict[str, Any]:
+    params = dict(catalog.params)
+    params.update(settings.params)
+    return params
+
+
+class Linter:
+    """Holds what is loaded once (catalog, kind table, compiled policies) for many runs."""
+
+    def __init__(self, settings: Settings | None = None, catalog: Catalog | None = None,
+                 kind_table: KindTable | None = None) -> None:
+        self.settings = settings or Settings()
+        self.catalog = catalog or load_catalog(self.settings.policy_dirs)
+        self.kind_table = kind_table or load_kind_table()
+        if self.settings.workloads:
+            self.kind_table.add(self.settings.workloads)
+        self.policies = active_policies(self.catalog, self.settings)
+        self.params = effective_params(self.catalog, self.settings)
+        self.input_policies = {p.name: p for p in self.policies if p.scope == "input"}
+        self.workload_policies = [p for p in self.policies if p.scope == "workload"]
+
+    def _options(self) -> Any:
+        import jmespath
+
+        from kubegap_lint.functions import PolicyFunctions
+
+        return jmespath.Options(custom_functions=PolicyFunctions(self.params))
+
+    def lint_paths(self, paths: Iterable[str], keep_views: bool = False) -> LintResult:
+        sources, errors = discover(paths, self.settings.exclude)
+        return self.lint_sources(sources, errors, keep_views=keep_views)
+
+    def lint_texts(self, texts: Iterable[tuple[str, str]], keep_views: bool = False) -> LintResult:
+        """Lint in-memory documents given as (display path, text) pairs; used by tests and tools."""
+        stats = ReadStats()
+        items: list[Resource | InputFault] = []
+        for path, text in texts:
+            stats.files += 1
+            items.extend(read_text(path, text, stats))
+        return self._evaluate(items, [], stats, keep_views)
+
+    def lint_sources(self, sources: list[Source], errors: list[InputError] | None = None,
+                     keep_views: bool = False) -> LintResult:
+        errors = list(errors or [])
+        stats = ReadStats()
+        items: list[Resource | InputFault] = []
+        for source in sources:
+            try:
+                raw = source.read_bytes()
+            except OSError as exc:
+                errors.append(InputError(source.display, f"cannot be read: {exc.strerror or exc}"))
+                continue
+            stats.files += 1
+            text, bad_lines = decode(raw)
+            items.extend(read_text(source.display, text, stats, bad_lines))
+        return self._evaluate(items, errors, stats, keep_views)
+
+    def _evaluate(self, items: list[Resource | InputFault], errors: list[InputError],
+                  stats: ReadStats, keep_views: bool) -> LintResult:
+        findings: list[Finding] = []
+        index = InputIndex()
+        workloads: list[tuple[Resource, KindRule]] = []
+        for item in items:
+            if isinstance(item, InputFault):
+                policy = self.input_policies.get(item.rule)
+                if policy is not None:
+                    findings.append(fault_finding(item, policy))
+                continue
+            index.add(item)
+            rule = self.kind_table.lookup_or_infer(item.data)
+            if rule is not None:
+                workloads.append((item, rule))
+
+        from kubegap_lint.views import ViewBuilder
+
+        builder = ViewBuilder(index, self.params.get("gpu_resources", []),
+                              self.params.get("nccl_gpu_resources", []))
+        options = self._options()
+        views: list[dict[str, Any]] = []
+        count = 0
+        for resource, rule in workloads:
+            view = builder.workload_view(resource, rule)
+            if view is None:
+                continue
+            count += 1
+            if keep_views:
+                views.append(view)
+            for policy in self.workload_policies:
+                try:
+                    findings.extend(evaluate_workload([policy], view, resource, options))
+                except Exception as exc:  # a policy met data it cannot handle: say so, go on
+                    errors.append(InputError(
+                        resource.path,
+                        f"policy {policy.id} could not be evaluated on {resource.ref().display()}: "
+                        f"{' '.join(str(exc).split()) or type(exc).__name__}",
+                        resource.start.line, resource.start.column,
+                    ))
+        findings.sort(key=Finding.sort_key)
+        return LintResult(findings, errors, stats, count, self.policies, self.catalog, views)

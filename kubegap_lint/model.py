@@ -1,0 +1,116 @@
+"""The records that flow between the pipeline stages.
+
+Lines and columns are 1-based everywhere outside `parse.py`, which converts the parser's
+0-based marks once.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Severity(str, enum.Enum):
+    """Finding severities; the names are SARIF's result levels, so no mapping table is needed."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+    @property
+    def rank(self) -> int:
+        """Higher is more severe; used for thresholds and for sorting the summary."""
+        return {"error": 3, "warning": 2, "note": 1}[self.value]
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        return cls(text.lower())
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A place in a file: 1-based line and column."""
+
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a finding points: the file as the user named it, and a place in it."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int | None = None
+    end_column: int | None = None
+
+
+@dataclass(frozen=True)
+class ResourceRef:
+    """The identity of a Kubernetes resource, as written in the manifest."""
+
+    kind: str
+    name: str | None
+    namespace: str | None = None
+    api_version: str | None = None
+
+    def display(self) -> str:
+        name = self.name if self.name is not None else "<unnamed>"
+        if self.namespace:
+            return f"{self.kind} {self.namespace}/{name}"
+        return f"{self.kind} {name}"
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """Why a finding is not counted: its kind (annotation, inline, config, baseline) and reason."""
+
+    kind: str
+    reason: str
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem found in one place. Frozen: later stages derive new findings with replace()."""
+
+    rule_id: str
+    rule_name: str
+    severity: Severity
+    message: str
+    location: Location
+    resource: ResourceRef | None = None
+    role: str | None = None
+    container: str | None = None
+    document_index: int | None = None
+    template: str | None = None  # the Helm template named by "# Source:"
+    node_path: str = ""  # where in the resource the finding is; stable across line shifts
+    evidence: tuple[str, ...] = ()
+    approximate: bool = False  # the line is the nearest existing parent of a missing field
+    rendered_location: Location | None = None  # set when the primary location is a template
+    suppression: Suppression | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        loc = self.location
+        return (loc.path, loc.line, loc.column, self.rule_id, self.message)
+
+
+@dataclass(frozen=True)
+class InputError:
+    """A problem that stops one input (or a configuration) from being read at all."""
+
+    path: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+
+    def display(self) -> str:
+        place = self.path
+        if self.line is not None:
+            place += f":{self.line}"
+            if self.column is not None:
+                place += f":{self.column}"
+        return f"{place}: {self.message}"

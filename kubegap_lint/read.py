@@ -1,0 +1,193 @@
+"""Stage 2: read each source into Kubernetes resources with positions, and input faults.
+
+Decoding, splitting (scan.py) and parsing (parse.py) meet here. A fault in one document never
+stops the others: it becomes an `InputFault` that the evaluate stage reports as a KG0xx finding.
+`kind: List` (and `*List`) documents are expanded into their items, each keeping its lines.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubegap_lint.model import Position, ResourceRef
+from kubegap_lint.parse import PositionIndex, parse_chunk
+from kubegap_lint.scan import Chunk, split_documents
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+@dataclass
+class Resource:
+    """One Kubernetes object from the input, with where it came from."""
+
+    path: str
+    document_index: int
+    data: dict[str, Any]
+    positions: PositionIndex
+    start: Position
+    helm_source: str | None = None
+    comments: list[tuple[int, int, str]] = field(default_factory=list)
+    item_index: int | None = None  # position inside a List
+
+    @property
+    def kind(self) -> str:
+        return str(self.data.get("kind"))
+
+    @property
+    def api_version(self) -> str | None:
+        value = self.data.get("apiVersion")
+        return value if isinstance(value, str) else None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        meta = self.data.get("metadata")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def name(self) -> str | None:
+        name = self.metadata.get("name")
+        return None if name is None else str(name)
+
+    @property
+    def namespace(self) -> str | None:
+        namespace = self.metadata.get("namespace")
+        return None if namespace is None else str(namespace)
+
+    def ref(self) -> ResourceRef:
+        return ResourceRef(self.kind, self.name, self.namespace, self.api_version)
+
+
+@dataclass(frozen=True)
+class InputFault:
+    """A problem in the input itself, reported under one of the KG0xx rules."""
+
+    rule: str  # the rule's name, e.g. "yaml-syntax-error"
+    message: str
+    path: str
+    position: Position
+    document_index: int | None = None
+    helm_source: str | None = None
+
+
+@dataclass
+class ReadStats:
+    files: int = 0
+    documents: int = 0
+    empty_documents: int = 0
+    non_kubernetes_documents: int = 0
+    resources: int = 0
+
+
+def decode(data: bytes) -> tuple[str, list[int]]:
+    """Decode bytes to text; return the 1-based lines that held undecodable bytes."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data[len(bom) :].decode(encoding), []
+            except UnicodeDecodeError:
+                data = data[len(bom) :]
+                break
+    try:
+        return data.decode("utf-8"), []
+    except UnicodeDecodeError:
+        pass
+    bad_lines: list[int] = []
+    line = 1
+    position = 0
+    while position < len(data):
+        try:
+            data[position:].decode("utf-8")
+            break
+        except UnicodeDecodeError as exc:
+            bad = position + exc.start
+            line += data.count(b"\n", position, bad)
+            if not bad_lines or bad_lines[-1] != line:
+                bad_lines.append(line)
+            position = bad + max(1, exc.end - exc.start)
+    return data.decode("utf-8", errors="replace"), bad_lines
+
+
+def is_kubernetes_object(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("apiVersion"), str)
+        and isinstance(data.get("kind"), str)
+        and bool(data.get("kind"))
+    )
+
+
+def _chunk_lines(chunk: Chunk) -> range:
+    return range(chunk.first_line + 1, chunk.first_line + 1 + chunk.text.count("\n") + 1)
+
+
+def read_text(
+    path: str, text: str, stats: ReadStats, bad_lines: list[int] | None = None
+) -> Iterator[Resource | InputFault]:
+    """Yield the resources and input faults of one stream, in document order."""
+    bad = sorted(bad_lines or [])
+    for chunk in split_documents(text.splitlines(True)):
+        stats.documents += 1
+        if not chunk.has_content:
+            stats.empty_documents += 1
+            continue
+        if bad:
+            lines = _chunk_lines(chunk)
+            hit = next((n for n in bad if n in lines), None)
+            if hit is not None:
+                yield InputFault(
+                    "yaml-syntax-error",
+                    "the file is not valid UTF-8 here; save it as UTF-8",
+                    path, Position(hit, 1), chunk.index, chunk.helm_source,
+                )
+                continue
+        if chunk.template_line is not None:
+            yield InputFault(
+                "unrendered-template",
+                "this document holds Go-template text ({{ ... }}); render the chart with"
+                " `helm template` and lint the output",
+                path, Position(chunk.template_line, 1), chunk.index, chunk.helm_source,
+            )
+            continue
+        parsed = parse_chunk(chunk)
+        for problem in parsed.problems:
+            yield InputFault(
+                problem.rule, problem.message, path, problem.position, chunk.index, chunk.helm_source
+            )
+        data = parsed.data
+        if data is None:
+            if not parsed.problems:
+                stats.empty_documents += 1
+            continue
+        if not is_kubernetes_object(data):
+            stats.non_kubernetes_documents += 1
+            continue
+        items = _list_items(data)
+        if items is None:
+            stats.resources += 1
+            yield Resource(path, chunk.index, data, parsed.positions, parsed.start,
+                           chunk.helm_source, chunk.comments)
+            continue
+        for item_index, item in enumerate(items):
+            if is_kubernetes_object(item):
+                stats.resources += 1
+                start = parsed.positions.node(item) or parsed.start
+                yield Resource(path, chunk.index, item, parsed.positions, start,
+                               chunk.helm_source, chunk.comments, item_index)
+
+
+def _list_items(data: dict[str, Any]) -> list[Any] | None:
+    """The items of a `kind: List` (or `FooList`) document; None for any other object."""
+    kind = data.get("kind", "")
+    if kind == "List" or (kind.endswith("List") and isinstance(data.get("items"), list)):
+        items = data.get("items")
+        return items if isinstance(items, list) else []
+    return None

@@ -1,0 +1,61 @@
+"""Text output for people: one finding a line, like a compiler, then a summary line."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from kubegap_lint.lint import LintResult
+from kubegap_lint.model import Finding, Severity
+from kubegap_lint.report.sanitize import safe_text
+
+_COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.NOTE: "cyan"}
+
+
+def _style(text: str, colour: bool, **kwargs: Any) -> str:
+    if not colour:
+        return text
+    import click
+
+    return click.style(text, **kwargs)
+
+
+def finding_line(finding: Finding, colour: bool = False) -> str:
+    loc = finding.location
+    place = f"{loc.path}:{loc.line}:{loc.column}"
+    severity = _style(finding.severity.value, colour, fg=_COLOURS[finding.severity], bold=True)
+    subject = f"{finding.resource.display()}: " if finding.resource else ""
+    parts = [f"{_style(place, colour, bold=True)}: {severity} {finding.rule_id} {finding.rule_name}: "
+             f"{subject}{finding.message}"]
+    if finding.rendered_location is not None:
+        rendered = finding.rendered_location
+        parts.append(f" (rendered at {rendered.path}:{rendered.line}:{rendered.column})")
+    if finding.approximate:
+        parts.append(" [line approximate]")
+    if finding.suppression is not None:
+        parts.append(f" [suppressed by {finding.suppression.kind}: {finding.suppression.reason}]")
+    return safe_text("".join(parts))
+
+
+def summary_line(result: LintResult) -> str:
+    stats = result.stats
+    counted = result.counted()
+    by_severity = Counter(f.severity for f in counted)
+    findings = ", ".join(f"{by_severity[s]} {s.value}{'s' if by_severity[s] != 1 else ''}"
+                         for s in (Severity.ERROR, Severity.WARNING, Severity.NOTE))
+    suppressed = len(result.findings) - len(counted)
+    text = (f"{stats.files} file{'s' if stats.files != 1 else ''}, {stats.documents} documents"
+            f" ({stats.empty_documents} empty, {stats.non_kubernetes_documents} not Kubernetes),"
+            f" {stats.resources} resources, {result.workloads} workloads: {findings}")
+    if suppressed:
+        text += f" ({suppressed} suppressed)"
+    if result.errors:
+        text += f"; {len(result.errors)} input error{'s' if len(result.errors) != 1 else ''}"
+    return text
+
+
+def render_text(result: LintResult, colour: bool = False, show_suppressed: bool = False) -> str:
+    lines = [finding_line(f, colour) for f in result.findings
+             if show_suppressed or f.suppression is None]
+    lines.append(summary_line(result))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,29 @@
+"""Where the built-in data lives: next to the package when installed, at the repository root
+in a source checkout. The only module that knows both places."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def _data_dir(name: str) -> Path:
+    installed = _PACKAGE / "_data" / name
+    if installed.is_dir():
+        return installed
+    return _PACKAGE.parent / name
+
+
+def policies_dir() -> Path:
+    override = os.environ.get("KUBEGAP_LINT_POLICIES")
+    return Path(override) if override else _data_dir("policies")
+
+
+def schemas_dir() -> Path:
+    return _data_dir("schemas")
+
+
+def schema_path(name: str) -> Path:
+    return schemas_dir() / name

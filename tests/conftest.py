@@ -1,0 +1,49 @@
+"""Shared test helpers: the repository's folders and a fixture that runs the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "corpus"
+
+
+def run_cli(*args: str, stdin: bytes | None = None, cwd: Path | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run `python -m kubegap_lint` as a user would, from this checkout."""
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
+    full_env.pop("NO_COLOR", None)
+    if env:
+        full_env.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "kubegap_lint", *args],
+        input=stdin if stdin is not None else b"",
+        capture_output=True,
+        cwd=str(cwd or REPO),
+        env=full_env,
+        timeout=600,
+    )
+
+
+@pytest.fixture(scope="session")
+def linter_factory():
+    from kubegap_lint.lint import Linter
+    from kubegap_lint.settings import Settings
+
+    cache: dict[tuple[str, ...], Linter] = {}
+
+    def make(select: tuple[str, ...] | None = None) -> Linter:
+        key = select or ("*",)
+        if key not in cache:
+            cache[key] = Linter(Settings(select=list(select) if select else None))
+        return cache[key]
+
+    return make

@@ -1,0 +1,79 @@
+from kubegap_lint.model import Position
+from kubegap_lint.parse import parse_chunk
+from kubegap_lint.scan import split_documents
+
+
+def _parse(text: str):
+    return [parse_chunk(c) for c in split_documents(text.splitlines(True)) if c.has_content]
+
+
+def test_scalars_resolve_like_kubernetes_yaml() -> None:
+    (doc,) = _parse("a: [1, '1', yes, 'yes', 0x10, 1.5, ~, null, '', 1e3, 010, +3, text]\n")
+    assert doc.data["a"] == [1, "1", True, "yes", 16, 1.5, None, None, "", 1000.0, 10, 3, "text"]
+
+
+def test_tags_are_never_constructed() -> None:
+    (doc,) = _parse("a: !!python/object/apply:os.system ['echo hi']\nb: !Ref thing\nc: !!int '7'\n")
+    assert doc.data == {"a": ["echo hi"], "b": "thing", "c": 7}
+    assert not doc.problems
+
+
+def test_positions_of_containers_and_keys() -> None:
+    (doc,) = _parse("spec:\n  containers:\n    - name: a\n      env:\n        - {name: X, value: '1'}\n")
+    spec = doc.data["spec"]
+    container = spec["containers"][0]
+    assert doc.positions.anchor(spec) == Position(1, 1)
+    assert doc.positions.anchor(spec["containers"]) == Position(2, 3)
+    assert doc.positions.node(container) == Position(3, 7)
+    assert doc.positions.key(container, "env") == Position(4, 7)
+    assert doc.positions.node(container["env"][0]) == Position(5, 11)
+
+
+def test_lines_are_offset_by_the_document_start() -> None:
+    docs = _parse("a: 1\n---\nb:\n  c: 2\n")
+    assert docs[1].positions.anchor(docs[1].data["b"]) == Position(3, 1)
+
+
+def test_duplicate_keys_are_problems_and_the_last_value_wins() -> None:
+    (doc,) = _parse("env: 1\nx: 2\nenv: 3\n")
+    assert doc.data["env"] == 3
+    assert [(p.rule, p.position) for p in doc.problems] == [("yaml-duplicate-key", Position(3, 1))]
+    assert "first at line 1" in doc.problems[0].message
+
+
+def test_merge_keys_apply_with_explicit_keys_winning() -> None:
+    (doc,) = _parse("base: &b {x: 1, y: 2}\nd:\n  <<: *b\n  y: 3\nl:\n  <<: [{z: 1}, {z: 2, w: 4}]\n")
+    assert doc.data["d"] == {"y": 3, "x": 1}
+    assert doc.data["l"] == {"z": 1, "w": 4}
+
+
+def test_aliases_share_the_anchor_position() -> None:
+    (doc,) = _parse("a: &x {k: 1}\nb: *x\n")
+    assert doc.data["b"] is doc.data["a"]
+
+
+def test_syntax_error_points_at_the_open_construct() -> None:
+    (doc,) = _parse("a: 1\nb: [1, 2\n")
+    assert doc.data is None
+    assert doc.problems[0].rule == "yaml-syntax-error"
+    assert doc.problems[0].position.line == 2
+
+
+def test_alias_bomb_is_refused() -> None:
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for i, name in enumerate("bcdefg"):
+        prev = "abcdefg"[i]
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 10) + "]")
+    (doc,) = _parse("\n".join(lines) + "\n")
+    assert doc.data is None
+    assert doc.problems[0].rule == "yaml-alias-expansion"
+
+
+def test_deep_nesting_does_not_recurse() -> None:
+    depth = 5000
+    text = "a: " + "[" * depth + "]" * depth + "\n"
+    (doc,) = _parse(text)
+    node = doc.data["a"]
+    for _ in range(depth - 1):
+        node = node[0]
+    assert node == []

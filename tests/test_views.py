@@ -1,0 +1,201 @@
+"""The workload table and the views built from it, over the kinds the table covers."""
+
+from __future__ import annotations
+
+from kubegap_lint.lint import Linter
+from kubegap_lint.settings import Settings
+
+
+def _views(text: str) -> list[dict]:
+    result = Linter(Settings(select=["KG001"])).lint_texts([("m.yaml", text)], keep_views=True)
+    return result.views
+
+
+def _summary(view: dict) -> tuple:
+    return (view["kind"], [(p["role"], p["replicas"], p["gpus"]) for p in view["pods"]],
+            view["pods_total"], view["gpus_total"], view["training"], view["serving"])
+
+
+def test_pytorchjob_roles_replicas_and_gpus() -> None:
+    (view,) = _views("""
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: p}
+spec:
+  pytorchReplicaSpecs:
+    Master: {replicas: 1, template: {spec: {containers: [{name: m, resources: {limits: {nvidia.com/gpu: 8}}}]}}}
+    Worker: {replicas: 3, template: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: "8"}}}]}}}
+""")
+    assert _summary(view) == ("PyTorchJob", [("Master", 1, 8), ("Worker", 3, 8)], 4, 32, True, False)
+    assert view["distributed_pytorch"] is True
+
+
+def test_jobset_multiplies_replicas_by_parallelism() -> None:
+    (view,) = _views("""
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js}
+spec:
+  replicatedJobs:
+    - name: workers
+      replicas: 2
+      template: {spec: {parallelism: 4, template: {spec: {containers: [{name: c, resources: {limits: {google.com/tpu: 4}}}]}}}}
+""")
+    assert _summary(view) == ("JobSet", [("workers", 8, 4)], 8, 32, True, False)
+    assert view["nccl_gpu"] is False
+
+
+def test_leaderworkerset_counts_groups_and_the_leader() -> None:
+    (view,) = _views("""
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: lws}
+spec:
+  replicas: 3
+  leaderWorkerTemplate:
+    size: 4
+    leaderTemplate: {spec: {containers: [{name: l, resources: {limits: {nvidia.com/gpu: 8}}}]}}
+    workerTemplate: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 8}}}]}}
+""")
+    assert _summary(view) == ("LeaderWorkerSet", [("leader", 3, 8), ("worker", 9, 8)], 12, 96, False, True)
+    assert view["replicas"] == 3
+
+
+def test_raycluster_and_rayservice_groups() -> None:
+    views = _views("""
+apiVersion: ray.io/v1
+kind: RayService
+metadata: {name: rs}
+spec:
+  rayClusterConfig:
+    headGroupSpec: {template: {spec: {containers: [{name: h}]}}}
+    workerGroupSpecs:
+      - {groupName: gpu, replicas: 2, template: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 1}}}]}}}
+---
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: rc}
+spec:
+  headGroupSpec: {template: {spec: {containers: [{name: h}]}}}
+  workerGroupSpecs:
+    - {groupName: g, replicas: 1, numOfHosts: 4, template: {spec: {containers: [{name: w}]}}}
+""")
+    assert _summary(views[0]) == ("RayService", [("head", 1, 0), ("gpu", 2, 1)], 3, 2, False, True)
+    assert views[0]["replicas"] == 2
+    assert _summary(views[1]) == ("RayCluster", [("head", 1, 0), ("g", 4, 0)], 5, 0, False, False)
+
+
+def test_unrendered_counts_are_unknown_but_requests_still_count() -> None:
+    (view,) = _views("""
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: p}
+spec:
+  pytorchReplicaSpecs:
+    Worker: {replicas: $N, template: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: $G}}}]}}}
+""")
+    assert _summary(view) == ("PyTorchJob", [("Worker", None, None)], None, None, True, False)
+    assert view["has_gpu"] is True
+
+
+def test_cronjob_volcano_trainjob_and_inferred_kinds() -> None:
+    views = _views("""
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: cj}
+spec: {jobTemplate: {spec: {parallelism: 2, template: {spec: {containers: [{name: c}]}}}}}
+---
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: vj}
+spec:
+  tasks:
+    - {name: worker, replicas: 4, template: {spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: 8}}}]}}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer: {numNodes: 2, resourcesPerNode: {limits: {nvidia.com/gpu: 4}}}
+---
+apiVersion: example.com/v1
+kind: Unknown
+metadata: {name: u}
+spec: {replicas: 2, template: {spec: {containers: [{name: c}]}}}
+""")
+    assert [_summary(v) for v in views] == [
+        ("CronJob", [("pod", 2, 0)], 2, 0, True, False),
+        ("Job", [("worker", 4, 8)], 4, 32, True, False),
+        ("TrainJob", [("node", 2, 4)], 2, 8, True, False),
+        ("Unknown", [("pod", 2, 0)], 2, 0, False, False),
+    ]
+    assert views[2]["pods"][0]["partial"] is True
+
+
+def test_env_merges_lists_configmaps_and_scripts() -> None:
+    (view,) = _views("""
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: nccl}
+data: {NCCL_DEBUG: WARN}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  template:
+    spec:
+      containers:
+        - name: c
+          command: [bash, -c, "export NCCL_IB_TIMEOUT=22; mpirun -x NCCL_SOCKET_IFNAME=eth0 -x LD_LIBRARY_PATH python t.py"]
+          env:
+            - {name: A, value: "1"}
+            - {name: B, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
+            - {name: C, value: "$(A)"}
+          envFrom: [{configMapRef: {name: nccl}}]
+""")
+    assert view["pods"][0]["env"] == {
+        "A": "1", "B": None, "C": None, "NCCL_DEBUG": "WARN", "NCCL_IB_TIMEOUT": "22",
+        "NCCL_SOCKET_IFNAME": "eth0", "LD_LIBRARY_PATH": None,
+    }
+
+
+def test_budgets_select_pods_by_labels() -> None:
+    (view,) = _views("""
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: pdb, namespace: serve}
+spec: {maxUnavailable: 1, selector: {matchLabels: {app: llm}}}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: other, namespace: serve}
+spec: {maxUnavailable: 1, selector: {matchExpressions: [{key: app, operator: In, values: [x]}]}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, namespace: serve}
+spec: {replicas: 2, template: {metadata: {labels: {app: llm}}, spec: {containers: [{name: c}]}}}
+""")
+    assert [b["name"] for b in view["pods"][0]["budgets"]] == ["pdb"]
+
+
+def test_dra_claims_in_the_input_count_as_gpus() -> None:
+    (view,) = _views("""
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: two-gpus}
+spec: {spec: {devices: {requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, count: 2}}]}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  template:
+    spec:
+      resourceClaims: [{name: gpus, resourceClaimTemplateName: two-gpus}]
+      containers: [{name: c, resources: {claims: [{name: gpus}]}}]
+""")
+    pod = view["pods"][0]
+    assert (pod["has_gpu"], pod["gpus"], pod["nccl_gpu"]) == (True, 2, True)
