@@ -110,11 +110,18 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
 
 
 @cli.command("rules")
-def rules_command() -> None:
+@click.option("--markdown", is_flag=True, help="Print the generated reference (docs/rules.md).")
+def rules_command(markdown: bool) -> None:
     """List every policy: id, name, severity, title."""
     from kubegap_lint.catalog import load_catalog
 
     catalog = load_catalog()
+    if markdown:
+        from kubegap_lint.docs import render_rules_markdown
+        from kubegap_lint.resources import examples_dir
+
+        _write(render_rules_markdown(catalog, examples_dir()), None)
+        return
     width = max(len(p.name) for p in catalog.policies)
     for policy in catalog.policies:
         state = "" if policy.enabled else " (disabled by default)"

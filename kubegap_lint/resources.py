@@ -27,3 +27,9 @@ def schemas_dir() -> Path:
 
 def schema_path(name: str) -> Path:
     return schemas_dir() / name
+
+
+def examples_dir() -> Path | None:
+    """The examples folder of a source checkout (not installed with the package)."""
+    folder = _PACKAGE.parent / "examples"
+    return folder if folder.is_dir() else None
