@@ -99,13 +99,13 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
     if fmt == "json":
         from kubegap_lint.report.jsonfmt import render_json
 
-        _write(render_json(result), output)
+        _write(render_json(result, linter.params), output)
     else:
         from kubegap_lint.report.text import render_text
 
         stream = sys.stdout
         _write(render_text(result, colour=not output and _colour(no_colour, stream),
-                           show_suppressed=show_suppressed), output)
+                           show_suppressed=show_suppressed, params=linter.params), output)
     sys.exit(result.exit_code(settings.fail_on))
 
 

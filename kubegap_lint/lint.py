@@ -11,10 +11,11 @@ from typing import Any
 
 from kubegap_lint.catalog import Catalog, Policy, load_catalog
 from kubegap_lint.errors import DataFileError
+from kubegap_lint.estimate import Estimate, estimate
 from kubegap_lint.evaluate import evaluate_workload, fault_finding
 from kubegap_lint.index import InputIndex
 from kubegap_lint.kinds import KindRule, KindTable, load_kind_table
-from kubegap_lint.model import Finding, InputError, Severity
+from kubegap_lint.model import Finding, InputError, Location, Severity
 from kubegap_lint.read import InputFault, ReadStats, Resource, decode, read_text
 from kubegap_lint.settings import Settings
 from kubegap_lint.sources import Source, discover
@@ -29,6 +30,7 @@ class LintResult:
     policies: list[Policy]
     catalog: Catalog
     views: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    estimates: list[Estimate] = field(default_factory=list)
 
     def counted(self) -> list[Finding]:
         """Findings that are not suppressed."""
@@ -148,6 +150,7 @@ class Linter:
                               self.params.get("nccl_gpu_resources", []))
         options = self._options()
         views: list[dict[str, Any]] = []
+        estimates: list[Estimate] = []
         count = 0
         for resource, rule in workloads:
             view = builder.workload_view(resource, rule)
@@ -156,6 +159,10 @@ class Linter:
             count += 1
             if keep_views:
                 views.append(view)
+            found = estimate(view, Location(resource.path, resource.start.line, resource.start.column),
+                             resource.ref(), self.params.get("interruption_reference"))
+            if found is not None:
+                estimates.append(found)
             for policy in self.workload_policies:
                 try:
                     findings.extend(evaluate_workload([policy], view, resource, options))
@@ -167,4 +174,4 @@ class Linter:
                         resource.start.line, resource.start.column,
                     ))
         findings.sort(key=Finding.sort_key)
-        return LintResult(findings, errors, stats, count, self.policies, self.catalog, views)
+        return LintResult(findings, errors, stats, count, self.policies, self.catalog, views, estimates)

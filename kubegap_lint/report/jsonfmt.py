@@ -52,7 +52,27 @@ def finding_dict(finding: Finding, catalog_incidents: dict[str, Any]) -> dict[st
     return out
 
 
-def render_json(result: LintResult) -> str:
+def _estimates(result: LintResult, params: dict[str, Any]) -> list[dict[str, Any]]:
+    from kubegap_lint.estimate import basis_text
+
+    reference = params.get("interruption_reference")
+    if not reference:
+        return []
+    return [
+        {
+            "resource": {"apiVersion": e.resource.api_version, "kind": e.resource.kind,
+                         "namespace": e.resource.namespace, "name": e.resource.name},
+            "location": _location(e.location),
+            "gpus": e.gpus,
+            "interval_days": round(e.interval_days, 3),
+            "basis": basis_text(reference),
+            "incident": reference.get("incident"),
+        }
+        for e in result.estimates
+    ]
+
+
+def render_json(result: LintResult, params: dict[str, Any] | None = None) -> str:
     stats = result.stats
     counted = result.counted()
     document = {
@@ -70,6 +90,7 @@ def render_json(result: LintResult) -> str:
             "input_errors": len(result.errors),
         },
         "findings": [finding_dict(f, result.catalog.incidents) for f in result.findings],
+        "estimates": _estimates(result, params or {}),
         "errors": [
             {"path": e.path, "line": e.line, "column": e.column, "message": e.message} for e in result.errors
         ],

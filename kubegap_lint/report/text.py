@@ -54,8 +54,25 @@ def summary_line(result: LintResult) -> str:
     return text
 
 
-def render_text(result: LintResult, colour: bool = False, show_suppressed: bool = False) -> str:
+def estimate_lines(result: LintResult, params: dict[str, Any]) -> list[str]:
+    """One line per multi-pod GPU training workload: how often to expect an interruption."""
+    from kubegap_lint.estimate import basis_text, interval_text
+
+    reference = params.get("interruption_reference")
+    if not result.estimates or not reference:
+        return []
+    lines = [f"Expected interruptions {basis_text(reference)}:"]
+    for item in result.estimates:
+        loc = item.location
+        lines.append(safe_text(f"  {loc.path}:{loc.line}:{loc.column}: {item.resource.display()}:"
+                               f" {item.gpus} GPUs: one interruption every {interval_text(item.interval_days)}"))
+    return lines
+
+
+def render_text(result: LintResult, colour: bool = False, show_suppressed: bool = False,
+                params: dict[str, Any] | None = None) -> str:
     lines = [finding_line(f, colour) for f in result.findings
              if show_suppressed or f.suppression is None]
+    lines.extend(estimate_lines(result, params or {}))
     lines.append(summary_line(result))
     return "\n".join(lines) + "\n"
