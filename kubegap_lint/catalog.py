@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kubegap_lint.datafile import load_validated, locate
+from kubegap_lint.envnames import NAMES_FILE, load_env_names
 from kubegap_lint.errors import DataFileError
 from kubegap_lint.model import Severity
 from kubegap_lint.parse import PositionIndex
@@ -212,6 +213,12 @@ def load_catalog(extra_dirs: Iterable[Path] = (), builtin_dir: Path | None = Non
         params = load_params(folder / "params.yaml")
     except DataFileError as exc:
         errors.extend(exc.messages)
+    if (folder / NAMES_FILE).is_file():  # KG305's known names: data with their sources
+        try:
+            for key, value in load_env_names(folder / NAMES_FILE).items():
+                params.setdefault(key, value)
+        except DataFileError as exc:
+            errors.extend(exc.messages)
     files = policy_files(folder)
     for extra in extra_dirs:
         if (extra / "incidents.yaml").is_file():

@@ -110,6 +110,23 @@ class PolicyFunctions(jmespath.functions.Functions):
         """An object as [{key, value}] pairs, in key order."""
         return [{"key": k, "value": mapping[k]} for k in sorted(mapping)]
 
+    @jmespath.functions.signature({"types": ["string"]}, {"types": ["array"]})
+    def _func_known_name(self, name: str, known: list[Any]) -> bool:
+        """Is the name in the list? An entry ending in `*` is a prefix (a plugin's namespace)."""
+        for entry in known:
+            if not isinstance(entry, str):
+                continue
+            if entry == name or (entry.endswith("*") and name.startswith(entry[:-1])):
+                return True
+        return False
+
+    @jmespath.functions.signature({"types": ["object", "null"]}, {"types": ["string", "null"]})
+    def _func_lookup(self, mapping: dict[str, Any] | None, key: str | None) -> Any:
+        """mapping[key], for a key computed from the data (JMESPath has no dynamic keys)."""
+        if not isinstance(mapping, dict) or key is None:
+            return None
+        return mapping.get(key)
+
 
 FUNCTION_NAMES = ("param", "match", "quantity", "contains_any", "starts_with_any",
-                  "covering_mount", "closest", "has", "items")
+                  "covering_mount", "closest", "has", "items", "known_name", "lookup")

@@ -94,6 +94,75 @@ def _words(text: str) -> list[str]:
         return text.split()
 
 
+# A path-like value: starts with one `/` after white space, a quote, `=`, `,`, `(` or `;`, so
+# `--save=/ckpt` and `bash -c "... /ckpt"` count; the path part of `gs://b/ckpt` does not.
+_PATH_RE = re.compile(r"""(?:^|(?<=[\s'"=,(;]))(/(?!/)[^\s'"`;&|<>(),]*)""")
+
+
+def path_values(text: str) -> list[str]:
+    """The absolute paths a command line, a script or an env value names, in order, once each."""
+    found: list[str] = []
+    for match in _PATH_RE.finditer(text):
+        path = match.group(1).rstrip(".:")
+        if len(path) > 1 and path not in found:
+            found.append(path)
+    return found
+
+
+def covering_mount(mounts: list[dict[str, Any]], path: str) -> dict[str, Any] | None:
+    """The mount whose mountPath is the longest directory prefix of `path`, or None."""
+    best: dict[str, Any] | None = None
+    best_len = -1
+    for mount in mounts:
+        root = str(mount.get("path") or "").rstrip("/") or "/"
+        if (path == root or path.startswith(root + "/") or root == "/") and len(root) > best_len:
+            best, best_len = mount, len(root)
+    return best
+
+
+def _location(path: str, source: str, node: Any, mounts: list[dict[str, Any]]) -> dict[str, Any]:
+    mount = covering_mount(mounts, path)
+    return {
+        "path": path,
+        "from": source,
+        "covered": mount is not None,
+        "mount_path": mount["path"] if mount else None,
+        "volume_type": mount["volume_type"] if mount else None,
+        "node": node,
+    }
+
+
+def container_locations(raw: dict[str, Any], mounts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every location a container names: its mount paths, and the absolute paths in its command,
+    args (scripts included) and literal env values, each with the mount that covers it (none:
+    the container's writable layer). Policies match these against checkpoint patterns."""
+    found = [_location(m["path"], "volumeMounts", m["mount"], mounts) for m in mounts if m["path"]]
+    for key in ("command", "args"):
+        for path in path_values(" ".join(_strings(raw.get(key)))):
+            found.append(_location(path, key, raw.get(key), mounts))
+    for entry in _list(raw.get("env")):
+        if isinstance(entry, dict) and isinstance(entry.get("value"), str) and "valueFrom" not in entry:
+            for path in path_values(entry["value"]):
+                found.append(_location(path, f"env {entry.get('name')}", entry, mounts))
+    return found
+
+
+def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[str, Any],
+                container_path: str, role: str) -> list[dict[str, Any]]:
+    """One record per variable a container sets (env, envFrom, or its command line), so a
+    policy can check names one by one and point at the env entry when there is one."""
+    return [{
+        "name": name,
+        "value": value,
+        "entry": entries.get(name),
+        "from": "env" if name in entries else "command or envFrom",
+        "role": role,
+        "container": raw.get("name"),
+        "container_node": raw,
+        "path": f"{container_path}.env.{name}",
+    } for name, value in env.items()]
+
+
 class ViewBuilder:
     """Builds workload views for one run; holds the parameters and the input index."""
 
@@ -333,6 +402,13 @@ class ViewBuilder:
                 "mount": mount,
             })
         launchers = sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(text)})
+        container_path = f"{pod_path}.spec.{'initContainers' if init else 'containers'}[{position}]"
+        locations = container_locations(raw, mounts)
+        for location in locations:
+            resource.positions.alias(location, location["node"])
+        env_list = env_records(raw, env, entries, container_path, role)
+        for record in env_list:
+            resource.positions.alias(record, record["entry"] if record["entry"] is not None else raw)
         view = {
             "name": raw.get("name"),
             "index": position,
@@ -348,6 +424,8 @@ class ViewBuilder:
             "accelerators": accelerators,
             "gpus": gpus if accelerators else 0,
             "mounts": mounts,
+            "locations": locations,
+            "env_list": env_list,
             "raw": raw,
         }
         resource.positions.alias(view, raw)
