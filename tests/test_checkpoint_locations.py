@@ -1,0 +1,86 @@
+"""The view facts behind KG202 and KG203: path-like values found in commands, scripts and env
+values, and the mount that covers each of them."""
+
+from __future__ import annotations
+
+from kubegap_lint.lint import Linter
+from kubegap_lint.settings import Settings
+from kubegap_lint.views import covering_mount, path_values
+
+
+def test_path_values_reads_flags_scripts_and_skips_urls() -> None:
+    text = ('bash -c "python train.py --save=/ckpt/a --out /data/run1; '
+            'gsutil cp -r /ckpt gs://bucket/ckpt/b && echo done > /tmp/x."')
+    assert path_values(text) == ["/ckpt/a", "/data/run1", "/ckpt", "/tmp/x"]
+
+
+def test_path_values_ignores_relative_paths_and_the_root() -> None:
+    assert path_values("train.py --dir ./checkpoints --root / --log=logs/ckpt") == []
+
+
+def test_covering_mount_takes_the_longest_directory_prefix() -> None:
+    mounts = [{"path": "/data"}, {"path": "/data/ckpt"}, {"path": "/datasets"}]
+    assert covering_mount(mounts, "/data/ckpt/run1") == {"path": "/data/ckpt"}
+    assert covering_mount(mounts, "/data/other") == {"path": "/data"}
+    assert covering_mount(mounts, "/datasets2/x") is None  # a prefix of the name is not a parent
+
+
+def _locations(text: str) -> list[tuple]:
+    result = Linter(Settings(select=["KG001"])).lint_texts([("m.yaml", text)], keep_views=True)
+    (view,) = result.views
+    (container,) = view["pods"][0]["containers"]
+    return [(l["path"], l["from"], l["covered"], l["volume_type"]) for l in container["locations"]]
+
+
+def test_container_locations_join_mounts_commands_and_env_values() -> None:
+    found = _locations("""
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  template:
+    spec:
+      containers:
+        - name: c
+          command: [bash, -c, "torchrun train.py --ckpt /scratch/ckpt --data=/data/in"]
+          env:
+            - {name: OUT, value: /results/ckpt}
+            - {name: CHECKPOINT_PATH, value: relative/ckpt}
+            - {name: FROM_SECRET, valueFrom: {secretKeyRef: {name: s, key: k}}}
+          volumeMounts:
+            - {name: scratch, mountPath: /scratch}
+            - {name: data, mountPath: /data}
+      volumes:
+        - {name: scratch, emptyDir: {}}
+        - {name: data, persistentVolumeClaim: {claimName: d}}
+""")
+    assert found == [
+        ("/scratch", "volumeMounts", True, "emptyDir"),
+        ("/data", "volumeMounts", True, "persistentVolumeClaim"),
+        ("/scratch/ckpt", "command", True, "emptyDir"),
+        ("/data/in", "command", True, "persistentVolumeClaim"),
+        ("/results/ckpt", "env OUT", False, None),
+    ]
+
+
+def test_env_records_name_every_variable_with_its_entry() -> None:
+    result = Linter(Settings(select=["KG001"])).lint_texts([("m.yaml", """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  template:
+    spec:
+      containers:
+        - name: c
+          command: [bash, -c, "export NCCL_DEBUG=INFO; mpirun -x NCCL_IB_HCA=mlx5 a.out"]
+          env:
+            - {name: NCCL_IB_TIMEOUT, value: "20"}
+""")], keep_views=True)
+    (container,) = result.views[0]["pods"][0]["containers"]
+    records = {r["name"]: (r["value"], r["from"], r["entry"] is not None) for r in container["env_list"]}
+    assert records == {
+        "NCCL_IB_TIMEOUT": ("20", "env", True),
+        "NCCL_DEBUG": ("INFO", "command or envFrom", False),
+        "NCCL_IB_HCA": ("mlx5", "command or envFrom", False),
+    }
