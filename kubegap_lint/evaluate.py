@@ -71,7 +71,10 @@ def evaluate_workload(
                 if isinstance(chosen, str) and chosen in ("error", "warning", "note"):
                     severity = Severity(chosen)
             role = element.get("role") if isinstance(element, dict) else None
-            container = element.get("name") if isinstance(element, dict) and "index" in element else None
+            container = None
+            if isinstance(element, dict):
+                # A container view has an index; a per-variable record names its container.
+                container = element.get("name") if "index" in element else element.get("container")
             yield Finding(
                 rule_id=policy.id,
                 rule_name=policy.name,
