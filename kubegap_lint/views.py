@@ -18,6 +18,7 @@ from typing import Any
 from kubegap_lint.index import InputIndex, selector_matches
 from kubegap_lint.kinds import KindRule, TemplateRule, get_path
 from kubegap_lint.read import Resource
+from kubegap_lint.viewfacts import add_resilience_facts
 
 _LAUNCHER_RE = re.compile(
     r"(?:^|[\s/;&|(\"'])(torchrun|torch\.distributed\.run|torch\.distributed\.launch|"
@@ -513,5 +514,6 @@ class ViewBuilder:
             "claim_templates": claim_templates,
             "resource": data,
         })
+        add_resilience_facts(view, self.gpu_patterns)
         resource.positions.alias(view, data)
         return view
