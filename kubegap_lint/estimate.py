@@ -37,7 +37,10 @@ def estimate(view: dict[str, Any], location: Location, ref: ResourceRef,
              reference: dict[str, Any] | None) -> Estimate | None:
     """The estimate for one workload view, or None when it is not multi-pod GPU training or
     its GPU count is unknown."""
-    if not reference or not view.get("training") or not view.get("multi_pod"):
+    # Multi-pod GPU training, as the policies read it: more than one pod requests accelerators
+    # (a CPU launcher or head beside one GPU pod does not count).
+    gpu_pods = view.get("gpu_pods")
+    if not reference or not view.get("training") or not (isinstance(gpu_pods, int) and gpu_pods > 1):
         return None
     gpus = view.get("gpus_total")
     if not isinstance(gpus, int) or gpus <= 0:

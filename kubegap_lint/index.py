@@ -39,6 +39,8 @@ class InputIndex:
         namespace = resource.namespace
         if kind == "PodDisruptionBudget":
             selector = spec.get("selector")
+            if selector == {} and resource.api_version == "policy/v1beta1":
+                selector = None  # policy/v1beta1: an empty selector selects no pods (v1: all)
             self.budgets.append(
                 DisruptionBudget(
                     name, namespace, selector if isinstance(selector, dict) else None,

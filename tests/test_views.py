@@ -199,3 +199,23 @@ spec:
 """)
     pod = view["pods"][0]
     assert (pod["has_gpu"], pod["gpus"], pod["nccl_gpu"]) == (True, 2, True)
+
+
+def test_empty_budget_selector_selects_all_in_v1_and_none_in_v1beta1() -> None:
+    views = _views("""
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: all}
+spec: {maxUnavailable: 1, selector: {}}
+---
+apiVersion: policy/v1beta1
+kind: PodDisruptionBudget
+metadata: {name: none}
+spec: {maxUnavailable: 1, selector: {}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec: {replicas: 2, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c}]}}}
+""")
+    assert [b["name"] for b in views[0]["pods"][0]["budgets"]] == ["all"]
