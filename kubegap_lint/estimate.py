@@ -40,7 +40,9 @@ def estimate(view: dict[str, Any], location: Location, ref: ResourceRef,
     # Multi-pod GPU training, as the policies read it: more than one pod requests accelerators
     # (a CPU launcher or head beside one GPU pod does not count).
     gpu_pods = view.get("gpu_pods")
-    if not reference or not view.get("training") or not (isinstance(gpu_pods, int) and gpu_pods > 1):
+    # The rate was measured on GPUs (H100): TPUs and other accelerators get no figure.
+    if not reference or not view.get("training") or not view.get("nccl_gpu") \
+            or not (isinstance(gpu_pods, int) and gpu_pods > 1):
         return None
     gpus = view.get("gpus_total")
     if not isinstance(gpus, int) or gpus <= 0:

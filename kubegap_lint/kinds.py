@@ -55,6 +55,7 @@ class KindRule:
     replicas: tuple[Path_, ...]
     claim_templates: Path_ | None
     templates: tuple[TemplateRule, ...]
+    claim_policies: Path_ | None = None  # JobSet volumeClaimPolicies: [{templates: [...]}]
 
 
 def _opt_path(entry: dict[str, Any], key: str) -> Path_ | None:
@@ -85,6 +86,7 @@ def _rule(entry: dict[str, Any]) -> KindRule:
         workload_class=entry["class"],
         replicas=tuple(split_path(p) for p in entry.get("replicas", [])),
         claim_templates=_opt_path(entry, "claim_templates"),
+        claim_policies=_opt_path(entry, "claim_policies"),
         templates=templates,
     )
 

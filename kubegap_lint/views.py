@@ -460,6 +460,9 @@ class ViewBuilder:
             "serving": rule.workload_class == "serving",
         }
         claim_templates = _list(get_path(data, rule.claim_templates)) if rule.claim_templates else []
+        if rule.claim_policies:
+            for policy in _list(get_path(data, rule.claim_policies)):
+                claim_templates = claim_templates + _list(_dict(policy).get("templates"))
         self.claim_names = {str(_dict(_dict(c).get("metadata")).get("name")) for c in claim_templates}
         pod_rules = self.pod_views(resource, rule, summary)
         pods = [pod for pod, _ in pod_rules]
