@@ -88,6 +88,21 @@ def script_env(text: str) -> dict[str, str | None]:
     return found
 
 
+_BACKEND_FLAGS = ("--backend", "--dist-backend", "--dist_backend", "--distributed-backend",
+                  "--distributed_backend")
+
+
+def torch_backend(words: list[str]) -> str | None:
+    """The process-group backend a command line chooses explicitly (`--backend gloo`), if any."""
+    for position, word in enumerate(words):
+        flag, _, value = word.partition("=")
+        if flag in _BACKEND_FLAGS:
+            if not value and position + 1 < len(words):
+                value = words[position + 1]
+            return value.lower() or None
+    return None
+
+
 def _words(text: str) -> list[str]:
     try:
         return shlex.split(text, posix=True)
@@ -509,6 +524,10 @@ class ViewBuilder:
             "distributed_pytorch": pytorch and many,
             "launchers": launchers,
         })
+        # An explicit `--backend gloo` on every GPU pod means PyTorch's NCCL watchdog and flight
+        # recorder are not in play; any other choice (or none) leaves them in scope.
+        backends = {torch_backend(c["words"]) for p in pods if p["has_gpu"] for c in p["containers"]}
+        summary["torch_backend"] = backends.pop() if len(backends) == 1 else None
         view = dict(summary)
         view.update({
             "labels": _dict(resource.metadata.get("labels")),

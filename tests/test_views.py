@@ -219,3 +219,11 @@ metadata: {name: d}
 spec: {replicas: 2, template: {metadata: {labels: {app: x}}, spec: {containers: [{name: c}]}}}
 """)
     assert [b["name"] for b in views[0]["pods"][0]["budgets"]] == ["all"]
+
+
+def test_explicit_torch_backend() -> None:
+    from kubegap_lint.views import torch_backend
+
+    assert torch_backend(["python", "train.py", "--backend", "gloo"]) == "gloo"
+    assert torch_backend(["python", "train.py", "--dist-backend=NCCL"]) == "nccl"
+    assert torch_backend(["torchrun", "train.py"]) is None
