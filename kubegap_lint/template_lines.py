@@ -89,6 +89,8 @@ def scan_template(lines: list[str], first_line: int = 1) -> list[Entry]:
         if dash:
             entries.append(Entry(number, "item", len(dash.group("indent")),
                                  dash_column=len(dash.group("indent"))))
+            if _BLOCK_SCALAR_RE.match(text[dash.end():].strip()):
+                block_column = len(dash.group("indent"))
     return entries
 
 
@@ -155,7 +157,8 @@ def _item_in(scope: list[Entry], index: int, name: str | None) -> int | None:
     if index < len(items):
         position = scope.index(items[index])
         # Counting items is only honest when no action before this one can add or drop items.
-        if not any(e.kind == "action" for e in scope[:position]):
+        # (Actions nested inside earlier items are indented past the dash and do not count.)
+        if not any(e.kind == "action" and e.column <= level for e in scope[:position]):
             return position
     return None
 
