@@ -20,6 +20,7 @@ from kubegap_lint.read import InputFault, Resource
 _NAME_RE = re.compile(r"^name:\s*['\"]?(?P<name>[^'\"#\s]+)['\"]?\s*(?:#.*)?$")
 _SKIP_DIRS = frozenset(("templates", "node_modules", "__pycache__"))
 MAX_WALK_DIRS = 20_000  # a chart search never turns into a crawl of a huge tree
+MAX_WALK_DEPTH = 8  # charts sit near a repository's top (deploy/helm/charts/x is 4 deep)
 
 
 def chart_name(chart_dir: str) -> str | None:
@@ -62,7 +63,9 @@ class ChartIndex:
             visited += 1
             if visited > MAX_WALK_DIRS:
                 break
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
+            depth = os.path.relpath(folder, root).count(os.sep) + (folder != root)
+            dirs[:] = [] if depth >= MAX_WALK_DEPTH else sorted(
+                d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
             if "Chart.yaml" in files:
                 name = chart_name(folder)
                 if name:

@@ -215,3 +215,25 @@ def test_skip_chart_templates() -> None:
     proc = run_cli("--format", "json", "--skip-chart-templates", template, plain)
     assert {f["location"]["path"] for f in _findings(proc)} == {plain}
     assert json.loads(proc.stdout)["summary"]["files"] == 1
+
+
+def test_odd_sources_and_broken_charts_never_crash(tmp_path: Path, monkeypatch) -> None:
+    from kubegap_lint.lint import Linter
+    from kubegap_lint.settings import Settings
+
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "Chart.yaml").write_bytes(b"\xff\xfe\x00name: [\n")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "Chart.yaml").write_text("")
+    (tmp_path / "dir-as-template" / "templates" / "job.yaml").mkdir(parents=True)
+    (tmp_path / "dir-as-template" / "Chart.yaml").write_text("name: gpu-train\n")
+    job = (EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml").read_text()
+    stream = "".join(f"---\n# Source: {source}\n{job}" for source in (
+        "../../etc/passwd", "gpu-train/templates/job.yaml", "gpu-train", "/abs/templates/x.yaml",
+        "gpu-train/charts/nope/templates/x.yaml"))
+    monkeypatch.chdir(tmp_path)  # the search below the current folder finds only these charts
+    settings = Settings(select=["KG201"], chart_dirs=[str(tmp_path)])
+    result = Linter(settings).lint_texts([("out.yaml", stream)])
+    assert not result.errors
+    assert len(result.findings) == 5
+    assert all(f.location.path == "out.yaml" and f.rendered_location is None for f in result.findings)

@@ -105,3 +105,26 @@ def test_every_answer_is_a_line_of_the_file() -> None:
         for text in (DEPLOYMENT, "", "{{ include \"all\" . }}\n", "---\n---\n"):
             match = locate(text, "Deployment", 0, 1, path)
             assert 1 <= match.line <= max(1, len(text.splitlines()))
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+_LINES = st.sampled_from([
+    "kind: Job", "spec:", "  template:", "    spec:", "      containers:", "      - name: a",
+    "        env:", "        {{- toYaml .Values.env | nindent 8 }}", "{{- if .x }}", "{{- end }}",
+    "---", "  - |", "    key: value", "{{/* open", "close */}}", "- x", "  - y: {{ .z }}", "", "#c",
+    "'quoted': 1", '"k": v', "-", "key:", "  {{ .Values.k }}: v",
+])
+_PATHS = st.lists(st.one_of(st.sampled_from(["spec", "template", "containers", "env", "kind"]),
+                            st.tuples(st.integers(0, 3), st.sampled_from(["a", "b", None]))), max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LINES, max_size=30), _PATHS, st.sampled_from(["Job", None, "Pod"]),
+       st.integers(0, 3), st.integers(1, 4))
+def test_any_template_gives_a_line_of_the_file(lines, path, kind, ordinal, count) -> None:
+    text = "\n".join(lines) + "\n"
+    match = locate(text, kind, ordinal, count, tuple(path))
+    assert 1 <= match.line <= max(1, len(lines))
+    assert match.column >= 1
