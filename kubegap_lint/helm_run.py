@@ -11,7 +11,13 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
+from typing import TYPE_CHECKING
+
 from kubegap_lint.errors import KubegapError
+
+if TYPE_CHECKING:
+    from kubegap_lint.model import InputError
+    from kubegap_lint.sources import Source
 
 
 class HelmError(KubegapError):
@@ -107,7 +113,7 @@ def _relative(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def without_chart_templates(paths: list[str], excludes: list[str]) -> tuple[list, list]:
+def without_chart_templates(paths: list[str], excludes: list[str]) -> tuple[list[Source], list[InputError]]:
     """Sources and errors as `sources.discover` finds them, less the files of chart templates."""
     from kubegap_lint.sources import discover
 
