@@ -77,9 +77,13 @@ def cli() -> None:
 @click.option("--ignore", multiple=True, help="Skip these rules (ids or names, comma-separated).")
 @click.option("--show-suppressed", is_flag=True, help="List suppressed findings in text output.")
 @click.option("--no-color", "no_colour", is_flag=True, help="Never colour the text output.")
+@click.option("--chart-dir", "chart_dirs", multiple=True, type=click.Path(file_okay=False),
+              help="Where to find the charts that `# Source:` lines name [default: below the current folder].")
+@click.option("--skip-chart-templates", is_flag=True,
+              help="Pass over files in a chart's templates/ folder (they are not YAML until rendered).")
 def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None,
                  select: tuple[str, ...], ignore: tuple[str, ...], show_suppressed: bool,
-                 no_colour: bool) -> None:
+                 no_colour: bool, chart_dirs: tuple[str, ...] = (), skip_chart_templates: bool = False) -> None:
     """Lint manifests: files, folders (recursively) and - for stdin."""
     if not paths:
         _fail("no input: name files or folders to lint, or - for stdin (see --help)")
@@ -92,8 +96,14 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
     settings.ignore.extend(_split(ignore))
     if fail_on:
         settings.fail_on = Severity(fail_on)
+    settings.chart_dirs.extend(chart_dirs)
     linter = Linter(settings)
-    result = linter.lint_paths(paths)
+    if skip_chart_templates:
+        from kubegap_lint.helm_run import without_chart_templates
+
+        result = linter.lint_sources(*without_chart_templates(list(paths), settings.exclude))
+    else:
+        result = linter.lint_paths(paths)
     for error in result.errors:
         click.echo(f"kubegap-lint: {error.display()}", err=True)
     if fmt == "json":
@@ -141,6 +151,11 @@ def explain_command(rule: str) -> None:
         _fail(f"unknown rule '{rule}' (see `kubegap-lint rules`)")
         return
     click.echo(explain(policy, catalog))
+
+
+from kubegap_lint.helm_cli import helm_command  # noqa: E402  (light: click only)
+
+cli.add_command(helm_command)
 
 
 def main() -> None:

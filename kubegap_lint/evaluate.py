@@ -88,7 +88,17 @@ def evaluate_workload(
                 template=resource.helm_source,
                 node_path=f"{_element_path(element, number)}|{matched}",
                 evidence=policy.evidence,
+                key_path=_key_path(resource, position),
             )
+
+
+def _key_path(resource: Resource, position: Position) -> tuple[Any, ...]:
+    """Only Helm output needs the key path (to find the template line): skip the walk otherwise."""
+    if resource.helm_source is None:
+        return ()
+    from kubegap_lint.keypath import key_path_at
+
+    return key_path_at(resource.data, resource.positions, position)
 
 
 def fault_finding(fault: InputFault, policy: Policy) -> Finding:

@@ -173,5 +173,8 @@ class Linter:
                         f"{' '.join(str(exc).split()) or type(exc).__name__}",
                         resource.start.line, resource.start.column,
                     ))
+        if any(f.template for f in findings):  # Helm output: point at the chart's templates
+            from kubegap_lint.helm_map import map_to_templates
+            findings = map_to_templates(findings, items, self.settings.chart_dirs)
         findings.sort(key=Finding.sort_key)
         return LintResult(findings, errors, stats, count, self.policies, self.catalog, views, estimates)

@@ -90,6 +90,7 @@ class Finding:
     evidence: tuple[str, ...] = ()
     approximate: bool = False  # the line is the nearest existing parent of a missing field
     rendered_location: Location | None = None  # set when the primary location is a template
+    key_path: tuple[Any, ...] = ()  # YAML keys to the located node; set only for Helm output
     suppression: Suppression | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 

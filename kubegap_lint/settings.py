@@ -38,3 +38,4 @@ class Settings:
     baseline: Path | None = None
     exemptions: list[Exemption] = field(default_factory=list)
     source: str | None = None  # the configuration file these came from, if any
+    chart_dirs: list[str] = field(default_factory=list)  # where to find charts named by "# Source:"

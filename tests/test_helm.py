@@ -1,0 +1,240 @@
+"""Helm: findings on `helm template` output point at the template lines that produced them, and
+`kubegap-lint helm` renders with a helm binary (here a stand-in that plays back a recording)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, REPO, run_cli
+
+HELM = EXAMPLES / "helm"
+CHART = HELM / "gpu-train"
+RENDERED = HELM / "rendered.yaml"
+RULES = ("--select", "KG201,KG303,KG501")  # the rules the chart was written for; others may land
+STANDIN = REPO / "tests" / "helm_standin" / "helm.py"
+
+# (rule, template, template line, approximate, rendered line): the example chart's findings.
+EXPECTED = [
+    ("KG501", "charts/inference/templates/deployment.yaml", 12, True, 49),
+    ("KG501", "templates/job.yaml", 23, False, 80),
+    ("KG303", "templates/job.yaml", 32, False, 89),
+    ("KG201", "templates/job.yaml", 47, False, 100),
+    ("KG201", "templates/preflight-hook.yaml", 13, False, 118),
+    ("KG501", "templates/preflight-hook.yaml", 16, False, 121),
+]
+# What each expected template line holds: the key the finding is about (or the include that
+# writes the whole pod template, for the approximate one).
+LINE_TEXT = {
+    ("KG501", "charts/inference/templates/deployment.yaml"): '{{- include "inference.podTemplate"',
+    ("KG501", "templates/job.yaml"): "- name: trainer",
+    ("KG303", "templates/job.yaml"): "env:",
+    ("KG201", "templates/job.yaml"): "volumes:",
+    ("KG201", "templates/preflight-hook.yaml"): "spec:",
+    ("KG501", "templates/preflight-hook.yaml"): "- name: gpu-check",
+}
+
+
+def _findings(proc) -> list[dict]:
+    return json.loads(proc.stdout)["findings"]
+
+
+def _summary(findings: list[dict], prefix: str) -> list[tuple]:
+    return sorted(
+        (f["rule"], f["location"]["path"].removeprefix(prefix), f["location"]["line"], f["approximate"],
+         f["rendered_location"]["line"] if f["rendered_location"] else None)
+        for f in findings
+    )
+
+
+def test_findings_on_rendered_output_point_at_template_lines() -> None:
+    proc = run_cli("--format", "json", *RULES, str(RENDERED.relative_to(REPO)))
+    assert proc.returncode == 1, proc.stderr
+    findings = _findings(proc)
+    assert _summary(findings, "examples/helm/gpu-train/") == sorted(EXPECTED)
+    for f in findings:
+        assert f["rendered_location"]["path"] == "examples/helm/rendered.yaml"
+        assert f["template"].startswith("gpu-train/")
+        path = f["location"]["path"]
+        text = (REPO / path).read_text().splitlines()[f["location"]["line"] - 1]
+        expected = LINE_TEXT[(f["rule"], path.removeprefix("examples/helm/gpu-train/"))]
+        assert text.strip().startswith(expected), (path, text)
+        assert text[f["location"]["column"] - 1:].lstrip("- ").startswith(expected.lstrip("- ")[:4])
+
+
+def test_rendered_lines_are_the_located_nodes() -> None:
+    # The kept rendered location is the one a plain lint of the output reports.
+    lines = RENDERED.read_text().splitlines()
+    assert lines[80 - 1].strip() == "- name: trainer"
+    assert lines[89 - 1].strip() == "env:"
+    assert lines[100 - 1].strip() == "volumes:"
+
+
+def test_text_output_shows_both_locations_and_approximate() -> None:
+    proc = run_cli(str(RENDERED.relative_to(REPO)), "--select", "KG501")
+    lines = proc.stdout.decode().splitlines()
+    assert lines[0].startswith(
+        "examples/helm/gpu-train/charts/inference/templates/deployment.yaml:12:5: warning KG501")
+    assert lines[0].endswith("(rendered at examples/helm/rendered.yaml:49:11) [line approximate]")
+    assert lines[1].startswith("examples/helm/gpu-train/templates/job.yaml:23:11: warning KG501")
+    assert lines[1].endswith("(rendered at examples/helm/rendered.yaml:80:11)")
+
+
+def test_chart_dir_option_from_another_folder(tmp_path: Path) -> None:
+    proc = run_cli("--format", "json", *RULES, "--chart-dir", str(CHART), str(RENDERED), cwd=tmp_path)
+    findings = _findings(proc)
+    assert _summary(findings, str(CHART).replace(os.sep, "/") + "/") == sorted(EXPECTED)
+
+
+def test_without_the_chart_findings_stay_on_the_rendered_output(tmp_path: Path) -> None:
+    proc = run_cli("--format", "json", *RULES, str(RENDERED), cwd=tmp_path)
+    findings = _findings(proc)
+    assert len(findings) == len(EXPECTED)
+    for f in findings:
+        assert f["location"]["path"] == str(RENDERED).replace(os.sep, "/")
+        assert f["rendered_location"] is None and f["approximate"] is False
+    assert sorted(f["location"]["line"] for f in findings) == sorted(e[4] for e in EXPECTED)
+
+
+def test_chart_matched_by_name_not_folder(tmp_path: Path) -> None:
+    # The chart's folder may be named anything: Chart.yaml's `name` decides.
+    import shutil
+
+    shutil.copytree(CHART, tmp_path / "some-folder")
+    shutil.copy(RENDERED, tmp_path / "out.yaml")
+    proc = run_cli("--format", "json", *RULES, "out.yaml", cwd=tmp_path)
+    assert _summary(_findings(proc), "some-folder/") == sorted(EXPECTED)
+
+
+def test_a_changed_template_moves_the_line(tmp_path: Path) -> None:
+    # Two comment lines added above `volumes:` move that finding, and only later ones.
+    import shutil
+
+    shutil.copytree(CHART, tmp_path / "chart")
+    job = tmp_path / "chart" / "templates" / "job.yaml"
+    lines = job.read_text().splitlines(True)
+    lines.insert(46, "      # checkpoints: see values.checkpoints\n      # (disabled by default)\n")
+    job.write_text("".join(lines))
+    proc = run_cli("--format", "json", *RULES, "--chart-dir", "chart", str(RENDERED), cwd=tmp_path)
+    got = {(f["rule"], f["location"]["path"]): f["location"]["line"] for f in _findings(proc)}
+    assert got[("KG201", "chart/templates/job.yaml")] == 49
+    assert got[("KG303", "chart/templates/job.yaml")] == 32
+
+
+# --- kubegap-lint helm, with the stand-in --------------------------------------------------
+
+@pytest.fixture()
+def standin(tmp_path: Path) -> dict[str, str]:
+    """PATH with a `helm` that plays back the recording; the log of its calls."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    helm = bin_dir / "helm"
+    helm.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{STANDIN}" "$@"\n')
+    helm.chmod(helm.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    log = tmp_path / "helm-calls.jsonl"
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "HELM_STANDIN_LOG": str(log)}
+
+
+def _calls(env: dict[str, str]) -> list[list[str]]:
+    path = Path(env["HELM_STANDIN_LOG"])
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_helm_command_renders_and_maps(standin: dict[str, str]) -> None:
+    proc = run_cli("helm", "examples/helm/gpu-train", "--release", "demo", "--namespace", "ml",
+                   "-f", "examples/helm/gpu-train/values.yaml", "--set", "nodes=2",
+                   "--format", "json", *RULES, env=standin)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == b""  # helm's own warnings on stderr are not mixed into the report
+    findings = _findings(proc)
+    assert _summary(findings, "examples/helm/gpu-train/") == sorted(EXPECTED)
+    assert {f["rendered_location"]["path"] for f in findings} == {"<helm template examples/helm/gpu-train>"}
+    assert [call[:1] + call[1:] for call in _calls(standin)] == [[
+        "template", "demo", "examples/helm/gpu-train", "--namespace", "ml",
+        "--values", "examples/helm/gpu-train/values.yaml", "--set", "nodes=2"]]
+
+
+def test_helm_command_text_output(standin: dict[str, str]) -> None:
+    proc = run_cli("helm", "examples/helm/gpu-train", "--release", "demo", "-n", "ml",
+                   "--select", "KG303", env=standin)
+    lines = proc.stdout.decode().splitlines()
+    assert lines[0].startswith("examples/helm/gpu-train/templates/job.yaml:32:11: warning KG303")
+    assert lines[0].endswith("(rendered at <helm template examples/helm/gpu-train>:89:11)")
+    assert lines[-1].startswith("1 file, 5 documents")
+
+
+def test_helm_failure_is_one_line_exit_2(standin: dict[str, str]) -> None:
+    proc = run_cli("helm", "no/such/chart", "--release", "demo", "-n", "ml", env=standin)
+    assert proc.returncode == 2
+    assert proc.stderr.decode() == (
+        'kubegap-lint: no/such/chart: helm template no/such/chart failed (exit 1):'
+        ' Error: path "no/such/chart" not found\n')
+
+
+def test_no_helm_fails_clearly(tmp_path: Path) -> None:
+    env = {"PATH": str(tmp_path)}  # nothing called helm here
+    proc = run_cli("helm", "examples/helm/gpu-train", env=env)
+    assert proc.returncode == 2
+    err = proc.stderr.decode()
+    assert err.count("\n") == 1 and err.startswith("kubegap-lint: helm is not installed")
+    assert b"Traceback" not in proc.stderr
+    proc = run_cli("helm", "examples/helm/gpu-train", "--helm", str(tmp_path / "helm"), env=env)
+    assert proc.returncode == 2
+    assert proc.stderr.decode().startswith("kubegap-lint: helm not found at ")
+
+
+def test_no_helm_passes_only_when_allowed(tmp_path: Path) -> None:
+    proc = run_cli("helm", "--from-files", "--allow-missing-helm", "examples/helm/gpu-train/values.yaml",
+                   env={"PATH": str(tmp_path)})
+    assert proc.returncode == 0
+    assert b"not linted (--allow-missing-helm)" in proc.stderr
+
+
+def test_from_files_renders_each_chart_once(standin: dict[str, str]) -> None:
+    files = ["examples/helm/gpu-train/templates/job.yaml",
+             "examples/helm/gpu-train/values.yaml",
+             "examples/helm/gpu-train/charts/inference/templates/deployment.yaml",
+             "examples/KG201-training-checkpoint-volume/bad-job-no-volumes.yaml"]  # in no chart
+    proc = run_cli("helm", "--from-files", "--release", "demo", "-n", "ml", *files, env=standin)
+    assert proc.returncode == 1, proc.stderr
+    assert [call[2] for call in _calls(standin)] == ["examples/helm/gpu-train"]
+    proc = run_cli("helm", "--from-files", "examples/KG201-training-checkpoint-volume/bad-job-no-volumes.yaml",
+                   env=standin)
+    assert proc.returncode == 0 and proc.stdout == b""
+
+
+def test_skip_chart_templates() -> None:
+    template = "examples/helm/gpu-train/templates/job.yaml"
+    plain = "examples/KG501-gpu-shm-default/bad-training-no-shm.yaml"
+    proc = run_cli("--format", "json", template, plain)
+    assert "KG003" in {f["rule"] for f in _findings(proc)}
+    proc = run_cli("--format", "json", "--skip-chart-templates", template, plain)
+    assert {f["location"]["path"] for f in _findings(proc)} == {plain}
+    assert json.loads(proc.stdout)["summary"]["files"] == 1
+
+
+def test_odd_sources_and_broken_charts_never_crash(tmp_path: Path, monkeypatch) -> None:
+    from kubegap_lint.lint import Linter
+    from kubegap_lint.settings import Settings
+
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "Chart.yaml").write_bytes(b"\xff\xfe\x00name: [\n")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "Chart.yaml").write_text("")
+    (tmp_path / "dir-as-template" / "templates" / "job.yaml").mkdir(parents=True)
+    (tmp_path / "dir-as-template" / "Chart.yaml").write_text("name: gpu-train\n")
+    job = (EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml").read_text()
+    stream = "".join(f"---\n# Source: {source}\n{job}" for source in (
+        "../../etc/passwd", "gpu-train/templates/job.yaml", "gpu-train", "/abs/templates/x.yaml",
+        "gpu-train/charts/nope/templates/x.yaml"))
+    monkeypatch.chdir(tmp_path)  # the search below the current folder finds only these charts
+    settings = Settings(select=["KG201"], chart_dirs=[str(tmp_path)])
+    result = Linter(settings).lint_texts([("out.yaml", stream)])
+    assert not result.errors
+    assert len(result.findings) == 5
+    assert all(f.location.path == "out.yaml" and f.rendered_location is None for f in result.findings)

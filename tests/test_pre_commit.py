@@ -1,0 +1,140 @@
+"""The pre-commit hooks end to end, with the real pre-commit: it installs this project into a
+fresh virtualenv (from PyPI: network needed) and runs the hook in a throw-away git repository.
+
+The hook repository is a copy of this checkout's files committed in a temporary repository, so
+the test sees uncommitted work, never writes to the checkout, and does not depend on how the
+checkout was cloned."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, REPO
+
+GPU_JOB = (EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml").read_text()
+CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: b\n"
+STANDIN = REPO / "tests" / "helm_standin" / "helm.py"
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
+           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+pytest.importorskip("pre_commit")  # the `test` extra installs it
+if shutil.which("git") is None:
+    pytest.skip("git is needed to run pre-commit", allow_module_level=True)
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={**os.environ, **GIT_ENV})
+
+
+def _commit_all(repo: Path) -> None:
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "state")
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This checkout's files, committed in a repository of their own."""
+    repo = tmp_path_factory.mktemp("hook-repo") / "kubegap-lint"
+    shutil.copytree(REPO, repo, ignore=shutil.ignore_patterns(
+        ".git", "__pycache__", ".pytest_cache", "*.egg-info", "build", "dist", ".venv", ".hypothesis"))
+    _git(repo, "init", "-q")
+    _commit_all(repo)
+    return repo
+
+
+def _try_repo(hook_repo: Path, project: Path, hook: str, env: dict[str, str] | None = None):
+    full_env = {**os.environ, **GIT_ENV, "PRE_COMMIT_COLOR": "never", **(env or {})}
+    full_env.pop("PYTHONPATH", None)  # the hook must run the installed package, not this checkout
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), hook, "--all-files", "--verbose"],
+        cwd=project, capture_output=True, env=full_env, timeout=1200,
+    )
+
+
+def test_manifest_is_valid() -> None:
+    proc = subprocess.run([sys.executable, "-m", "pre_commit", "validate-manifest",
+                           str(REPO / ".pre-commit-hooks.yaml")], capture_output=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_kubegap_lint_hook_fails_on_the_gpu_job_and_passes_without_it(hook_repo: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "deploy").mkdir(parents=True)
+    (project / "deploy" / "job.yaml").write_text(GPU_JOB)
+    (project / "deploy" / "configmap.yaml").write_text(CONFIGMAP)
+    # A chart's template is not YAML until rendered: the hook must pass over it.
+    shutil.copytree(EXAMPLES / "helm" / "gpu-train", project / "chart")
+    _git(project, "init", "-q")
+    _commit_all(project)
+    before = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True).stdout
+
+    proc = _try_repo(hook_repo, project, "kubegap-lint")
+    out = proc.stdout.decode()
+    assert proc.returncode == 1, out + proc.stderr.decode()
+    assert "Failed" in out
+    assert "deploy/job.yaml:9:5: error KG201 training-checkpoint-volume: Job finetune" in out
+    assert "configmap.yaml:" not in out
+    assert "chart/templates" not in out and "KG003" not in out
+
+    _git(project, "rm", "-q", "deploy/job.yaml")
+    _commit_all(project)
+    proc = _try_repo(hook_repo, project, "kubegap-lint")
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, out + proc.stderr.decode()
+    assert "Passed" in out
+    # The checkout is untouched.
+    after = subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True).stdout
+    assert after == before
+
+
+def test_kubegap_lint_helm_hook(hook_repo: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLES / "helm" / "gpu-train", project / "charts" / "gpu-train")
+    (project / "README.md").write_text("not a chart file\n")
+    _git(project, "init", "-q")
+    _commit_all(project)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    helm = bin_dir / "helm"
+    helm.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{STANDIN}" "$@"\n')
+    helm.chmod(helm.stat().st_mode | stat.S_IXUSR)
+    # The stand-in holds the recording for release demo in namespace ml: pass them as hook args
+    # would (try-repo has no args, so through a config run instead of try-repo's defaults).
+    config = project / ".pre-commit-config.yaml"
+    config.write_text(
+        "repos:\n"
+        f"  - repo: {hook_repo}\n"
+        f"    rev: {subprocess.run(['git', 'rev-parse', 'HEAD'], cwd=hook_repo, capture_output=True, text=True).stdout.strip()}\n"
+        "    hooks:\n"
+        "      - id: kubegap-lint-helm\n"
+        "        args: [--release, demo, --namespace, ml]\n"
+    )
+    _commit_all(project)
+    env = {**os.environ, **GIT_ENV, "PRE_COMMIT_COLOR": "never", "PRE_COMMIT_HOME": str(tmp_path / "store"),
+           "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("PYTHONPATH", None)
+    run = [sys.executable, "-m", "pre_commit", "run", "kubegap-lint-helm", "--all-files", "--verbose"]
+    proc = subprocess.run(run, cwd=project, capture_output=True, env=env, timeout=1200)
+    out = proc.stdout.decode()
+    assert proc.returncode == 1, out + proc.stderr.decode()
+    assert "charts/gpu-train/templates/job.yaml:47:7: error KG201" in out
+    assert "(rendered at <helm template charts/gpu-train>:100:7)" in out
+
+    # Without helm the hook fails with the message, unless the user allowed it.
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep)[1:] if not (Path(p) / "helm").exists())
+    proc = subprocess.run(run, cwd=project, capture_output=True, env=env, timeout=1200)
+    assert proc.returncode == 1
+    assert "kubegap-lint: helm is not installed" in proc.stdout.decode()
+    config.write_text(config.read_text().replace("args: [", "args: [--allow-missing-helm, "))
+    _commit_all(project)
+    proc = subprocess.run(run, cwd=project, capture_output=True, env=env, timeout=1200)
+    assert proc.returncode == 0, proc.stdout.decode()
+    assert "not linted (--allow-missing-helm)" in proc.stdout.decode()
