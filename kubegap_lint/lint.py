@@ -19,6 +19,7 @@ from kubegap_lint.model import Finding, InputError, Location, Severity
 from kubegap_lint.read import InputFault, ReadStats, Resource, decode, read_text
 from kubegap_lint.settings import Settings
 from kubegap_lint.sources import Source, discover
+from kubegap_lint.suppress import apply_suppressions
 
 
 @dataclass
@@ -176,5 +177,6 @@ class Linter:
         if any(f.template for f in findings):  # Helm output: point at the chart's templates
             from kubegap_lint.helm_map import map_to_templates
             findings = map_to_templates(findings, items, self.settings.chart_dirs)
+        findings = apply_suppressions(findings, items, self)
         findings.sort(key=Finding.sort_key)
         return LintResult(findings, errors, stats, count, self.policies, self.catalog, views, estimates)

@@ -23,6 +23,8 @@ class Exemption:
     namespaces: list[str] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
+    containers: list[str] = field(default_factory=list)
+    origin: tuple[str, int, int] | None = None  # (config file, line, column), for reports
 
 
 @dataclass

@@ -42,11 +42,17 @@ def _display(path: str) -> str:
 
 
 def _excluded(display: str, excludes: Iterable[str]) -> bool:
+    absolute: str | None = None
     for pattern in excludes:
         if fnmatch.fnmatchcase(display, pattern) or fnmatch.fnmatchcase(
             os.path.basename(display), pattern
         ):
             return True
+        if os.path.isabs(pattern):  # from a configuration file, made absolute there
+            if absolute is None:
+                absolute = os.path.abspath(display).replace(os.sep, "/")
+            if fnmatch.fnmatchcase(absolute, pattern):
+                return True
     return False
 
 
