@@ -15,7 +15,6 @@ import click
 
 from kubegap_lint import __version__
 from kubegap_lint.errors import KubegapError
-from kubegap_lint.model import Severity
 
 EXIT_USAGE = 2
 
@@ -66,6 +65,33 @@ def cli() -> None:
     """
 
 
+def _config_options(command: Any) -> Any:
+    """--config, --no-config, --select, --ignore: shared by the commands that lint."""
+    for decorator in reversed([
+        click.option("--config", "config_file", type=click.Path(dir_okay=False),
+                     help="Use this configuration file instead of the discovered one."),
+        click.option("--no-config", is_flag=True, help="Ignore configuration files."),
+        click.option("--select", multiple=True, help="Only these rules (ids or names, comma-separated)."),
+        click.option("--ignore", multiple=True, help="Skip these rules (ids or names, comma-separated)."),
+    ]):
+        command = decorator(command)
+    return command
+
+
+def _resolve(paths: tuple[str, ...], config_file: str | None, no_config: bool, select: tuple[str, ...],
+             ignore: tuple[str, ...], fail_on: str | None = None, baseline: str | None = None,
+             no_baseline: bool = False) -> Any:
+    """The run's settings (configuration, then the command line) and the policy catalog."""
+    from kubegap_lint.catalog import load_catalog
+    from kubegap_lint.config import check_rule_names, resolve
+
+    resolved = resolve(paths, config_file, no_config, _split(select), _split(ignore), fail_on,
+                       baseline, no_baseline)
+    catalog = load_catalog(resolved.settings.policy_dirs)
+    check_rule_names(resolved, catalog)
+    return resolved, catalog
+
+
 @cli.command("lint")
 @click.argument("paths", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
@@ -73,8 +99,10 @@ def cli() -> None:
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "note"]), default=None,
               help="Lowest severity that makes the exit code 1 [default: warning].")
-@click.option("--select", multiple=True, help="Only these rules (ids or names, comma-separated).")
-@click.option("--ignore", multiple=True, help="Skip these rules (ids or names, comma-separated).")
+@_config_options
+@click.option("--baseline", type=click.Path(dir_okay=False),
+              help="Suppress the findings recorded in this baseline file.")
+@click.option("--no-baseline", is_flag=True, help="Ignore the configured baseline.")
 @click.option("--show-suppressed", is_flag=True, help="List suppressed findings in text output.")
 @click.option("--no-color", "no_colour", is_flag=True, help="Never colour the text output.")
 @click.option("--chart-dir", "chart_dirs", multiple=True, type=click.Path(file_okay=False),
@@ -82,22 +110,20 @@ def cli() -> None:
 @click.option("--skip-chart-templates", is_flag=True,
               help="Pass over files in a chart's templates/ folder (they are not YAML until rendered).")
 def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None,
-                 select: tuple[str, ...], ignore: tuple[str, ...], show_suppressed: bool,
-                 no_colour: bool, chart_dirs: tuple[str, ...] = (), skip_chart_templates: bool = False) -> None:
+                 config_file: str | None, no_config: bool, select: tuple[str, ...],
+                 ignore: tuple[str, ...], baseline: str | None, no_baseline: bool,
+                 show_suppressed: bool, no_colour: bool, chart_dirs: tuple[str, ...] = (),
+                 skip_chart_templates: bool = False) -> None:
     """Lint manifests: files, folders (recursively) and - for stdin."""
     if not paths:
         _fail("no input: name files or folders to lint, or - for stdin (see --help)")
     from kubegap_lint.lint import Linter
-    from kubegap_lint.settings import Settings
 
-    settings = Settings()
-    if select:
-        settings.select = _split(select)
-    settings.ignore.extend(_split(ignore))
-    if fail_on:
-        settings.fail_on = Severity(fail_on)
+    resolved, catalog = _resolve(paths, config_file, no_config, select, ignore, fail_on, baseline,
+                                 no_baseline)
+    settings = resolved.settings
     settings.chart_dirs.extend(chart_dirs)
-    linter = Linter(settings)
+    linter = Linter(settings, catalog=catalog)
     if skip_chart_templates:
         from kubegap_lint.helm_run import without_chart_templates
 
@@ -117,6 +143,73 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
         _write(render_text(result, colour=not output and _colour(no_colour, stream),
                            show_suppressed=show_suppressed, params=linter.params), output)
     sys.exit(result.exit_code(settings.fail_on))
+
+
+@cli.group("config")
+def config_group() -> None:
+    """Inspect the configuration (.kubegap-lint.yaml or [tool.kubegap-lint] in pyproject.toml)."""
+
+
+@config_group.command("show")
+@click.argument("path", default=".")
+@_config_options
+@click.option("--fail-on", type=click.Choice(["error", "warning", "note"]), default=None,
+              help="As for lint.")
+@click.option("--baseline", type=click.Path(dir_okay=False), help="As for lint.")
+def config_show_command(path: str, config_file: str | None, no_config: bool, select: tuple[str, ...],
+                        ignore: tuple[str, ...], fail_on: str | None, baseline: str | None) -> None:
+    """Print the effective configuration for PATH (default: this folder) and where each value
+    came from."""
+    from kubegap_lint.config import render_show
+
+    resolved, catalog = _resolve((path,), config_file, no_config, select, ignore, fail_on, baseline)
+    _write(render_show(resolved, catalog), None)
+
+
+@cli.group("baseline")
+def baseline_group() -> None:
+    """Record today's findings, so that later runs report only new ones."""
+
+
+@baseline_group.command("create")
+@click.argument("paths", nargs=-1)
+@_config_options
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the baseline to FILE.")
+def baseline_create_command(paths: tuple[str, ...], config_file: str | None, no_config: bool,
+                            select: tuple[str, ...], ignore: tuple[str, ...], output: str | None) -> None:
+    """Print a baseline of the findings in PATHS: `kubegap-lint baseline create . > .kubegap-baseline.json`.
+
+    Run it, and later lint, from the same folder: paths are part of each fingerprint."""
+    if not paths:
+        _fail("no input: name files or folders to record, or - for stdin (see --help)")
+    from kubegap_lint.baseline import render_baseline
+    from kubegap_lint.lint import Linter
+
+    resolved, catalog = _resolve(paths, config_file, no_config, select, ignore, no_baseline=True)
+    result = Linter(resolved.settings, catalog=catalog).lint_paths(paths)
+    for error in result.errors:
+        click.echo(f"kubegap-lint: {error.display()}", err=True)
+    _write(render_baseline(result.findings), output)
+    sys.exit(EXIT_USAGE if result.errors else 0)
+
+
+@cli.group("policies")
+def policies_group() -> None:
+    """Work with your own policy folders."""
+
+
+@policies_group.command("check")
+@click.argument("folders", nargs=-1, required=True)
+def policies_check_command(folders: tuple[str, ...]) -> None:
+    """Validate policy FOLDERS (schema, JMESPath, evidence ids) and run their annotated examples
+    (FOLDER/examples/KGnnn-name/bad-*.yaml and good-*.yaml). Exit 0 when all pass, 1 when an
+    example fails, 2 when a policy cannot be loaded."""
+    from kubegap_lint.policycheck import check_policy_dirs
+
+    lines, code = check_policy_dirs(folders)
+    for line in lines:
+        click.echo(line)
+    sys.exit(code)
 
 
 @cli.command("rules")
