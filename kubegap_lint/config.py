@@ -45,11 +45,21 @@ class ConfigFile:
         return display_path(self.path)
 
     def where(self, path: list[Any]) -> tuple[int, int] | None:
-        if self.positions is not None:
-            from kubegap_lint.datafile import locate
+        if self.positions is None:
+            return _toml_line(self.text, path)
+        from kubegap_lint.datafile import locate
 
-            return locate(self.data, self.positions, path)
-        return _toml_line(self.text, path)
+        found = locate(self.data, self.positions, path)
+        if found and path and isinstance(path[-1], int):
+            # A scalar list item has no position of its own: find its text after the list's.
+            item = _config_node(self.data, path)
+            if isinstance(item, str):
+                lines = self.text.splitlines()
+                for number in range(found[0] - 1, len(lines)):
+                    column = lines[number].find(item, found[1] if number == found[0] - 1 else 0)
+                    if column != -1:
+                        return number + 1, column + 1
+        return found
 
     def place(self, path: list[Any]) -> str:
         found = self.where(path)
@@ -129,13 +139,17 @@ def read_config(path: Path) -> ConfigFile:
     else:
         from kubegap_lint.datafile import load_yaml
 
-        data, positions = load_yaml(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DataFileError([f"{display}: cannot be read: {exc}"]) from None
+        data, positions = load_yaml(display, text)
         if data is None:
             data = {}
         if not isinstance(data, dict):
             raise DataFileError([f"{display}:1:1: (top level): expected a mapping of keys"
                                  " (select, ignore, params, ...), got " + _type_name(data)])
-        config = ConfigFile(path, data, positions)
+        config = ConfigFile(path, data, positions, text)
     problems = validate_config(config)
     if problems:
         raise DataFileError(problems)
@@ -384,13 +398,18 @@ def check_rule_names(resolved: Resolved, catalog: Any) -> None:
         raise DataFileError(problems)
 
 
-def _config_names(config: ConfigFile, path: list[Any]) -> list[Any]:
-    node: Any = config.data
+def _config_node(data: Any, path: list[Any]) -> Any:
+    node: Any = data
     for step in path:
         try:
             node = node[step]
         except (KeyError, IndexError, TypeError):
-            return []
+            return None
+    return node
+
+
+def _config_names(config: ConfigFile, path: list[Any]) -> list[Any]:
+    node = _config_node(config.data, path)
     return node if isinstance(node, list) else []
 
 
