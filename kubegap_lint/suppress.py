@@ -236,16 +236,21 @@ def _annotations(resource: Resource, catalog: Any) -> tuple[list[Directive], lis
     return directives, problems
 
 
+def directive_word(text: str) -> str:
+    """The word after `kubegap:` in a directive comment."""
+    body = text.lstrip("#").strip()[len(DIRECTIVE_MARK):].lstrip()
+    return re.match(r"[A-Za-z_-]*", body).group(0)  # type: ignore[union-attr]
+
+
 def parse_inline(text: str) -> tuple[str, str] | None:
     """`# kubegap:ignore RULES reason` as (rules text, reason); None for other directives."""
     body = text.lstrip("#").strip()
     if not body.startswith(DIRECTIVE_MARK):
         return None
-    body = body[len(DIRECTIVE_MARK):].lstrip()
-    word = re.match(r"[A-Za-z-]*", body).group(0)  # type: ignore[union-attr]
+    word = directive_word(body)
     if word != "ignore":
         return None
-    rest = body[len(word):]
+    rest = body[len(DIRECTIVE_MARK):].lstrip()[len(word):]
     match = _INLINE_RULES_RE.match(rest)
     if not match or (rest and not rest[0].isspace()):
         return "", rest.strip()
@@ -263,10 +268,14 @@ def _inline(resources: Iterable[Resource], catalog: Any) -> tuple[list[Directive
                 continue
             seen.add(key)
             parsed = parse_inline(text)
+            location = Location(resource.path, line, column)
             if parsed is None:
+                word = directive_word(text)
+                if word and difflib.SequenceMatcher(None, word.lower(), "ignore").ratio() >= 0.6:
+                    problems.append(Problem(f"`kubegap:{word}` is no directive (did you mean kubegap:ignore?):"
+                                            " this suppression does nothing", location, None, f"inline|{text}"))
                 continue
             rules_text, reason = parsed
-            location = Location(resource.path, line, column)
             if not rules_text:
                 problems.append(Problem("`# kubegap:ignore` names no rule: write `# kubegap:ignore KG305 reason`",
                                         location, None, f"inline|{text}"))
