@@ -342,3 +342,21 @@ exemptions:
 @pytest.mark.skipif(sys.version_info >= (3, 11), reason="3.10 reads TOML with tomli")
 def test_tomli_is_available_on_python_310() -> None:  # pragma: no cover
     import tomli  # noqa: F401
+
+
+def test_the_documented_examples_are_valid(tmp_path: Path) -> None:
+    """Every YAML and TOML configuration block in docs/configuration.md passes validation."""
+    import re
+
+    from conftest import REPO
+
+    text = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```(yaml|toml)\n(.*?)```", text, re.S)
+    assert len(blocks) >= 2
+    for kind, body in blocks:
+        if kind == "yaml":
+            path = _write(tmp_path, ".kubegap-lint.yaml", body)
+        else:
+            path = _write(tmp_path, "pyproject.toml", body)
+        config = read_config(path)
+        assert config.data, body
