@@ -78,6 +78,15 @@ def rows(result: LintResult, *rules: str) -> list[tuple[str, int, str | None, st
             for f in result.findings if not rules or f.rule_id in rules]
 
 
+def _validate_output(document: dict) -> None:
+    import jsonschema
+
+    from conftest import REPO
+
+    schema = json.loads((REPO / "schemas" / "output.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(document, schema)
+
+
 def two_containers(ignore: str, reason: str = "profiling build") -> str:
     return TWO_CONTAINERS.format(ignore=ignore, reason=reason)
 
@@ -300,6 +309,7 @@ exemptions:
                                          "reason": "upstream chart; checkpoints go to the operator's bucket"}),
         ("KG501", "vendor/job.yaml", 11, None),
     ]
+    _validate_output(document)
 
 
 # ---------------------------------------------------------------- output
@@ -319,6 +329,7 @@ def test_suppressed_findings_stay_in_json_and_hide_in_text(tmp_path: Path) -> No
     proc = run_cli("--no-config", "--select", "KG201,KG501", "--format", "json", str(path))
     document = json.loads(proc.stdout)
     assert [f["suppressed"] for f in document["findings"]] == [{"kind": "annotation", "reason": "eval only"}] * 2
+    _validate_output(document)
     assert document["summary"]["suppressed"] == 2
 
 
@@ -350,6 +361,7 @@ def test_baseline_reports_only_new_findings(tmp_path: Path) -> None:
     counted = [(f["rule"], f["resource"]["name"]) for f in findings if f["suppressed"] is None]
     assert counted == [("KG201", "train-2"), ("KG501", "train-2")]
     assert [f["suppressed"]["kind"] for f in findings if f["suppressed"]] == ["baseline", "baseline"]
+    _validate_output(json.loads(proc.stdout))
     # --no-baseline shows everything again.
     proc = run_cli("--no-baseline", "--format", "json", "manifests", cwd=tmp_path)
     assert all(f["suppressed"] is None for f in json.loads(proc.stdout)["findings"])
