@@ -165,20 +165,34 @@ def _toml_line(text: str, path: list[Any]) -> tuple[int, int] | None:
         if header.match(line):
             start = number
             break
-    keys = [step for step in path if isinstance(step, str)]
     best: tuple[int, int] | None = (start + 1, 1) if lines else None
     position = start
-    for key in keys:
-        pattern = re.compile(r"(^|[\s{,.\[])\"?" + re.escape(key) + r"\"?\s*=|\[\[?[^\]]*\." + re.escape(key) + r"\]")
-        for number in range(position, len(lines)):
-            match = pattern.search(lines[number])
-            if match:
-                best = (number + 1, match.start() + 1 + (1 if match.group(0)[:1].isspace() else 0))
-                position = number
-                break
+    pattern: re.Pattern[str] | None = None
+    for step in path:
+        if isinstance(step, str):
+            pattern = re.compile(r"(^|[\s{,.\[])\"?" + re.escape(step) + r"\"?\s*="
+                                 r"|\[\[?[^\]]*\." + re.escape(step) + r"\]")
+            wanted = 0  # the first line that sets the key
+        elif pattern is not None:
+            wanted = step  # the step-th [[tool.kubegap-lint.key]] table after the first
         else:
             break
+        found = _nth_line(lines, pattern, position, wanted)
+        if found is None:
+            break
+        best, position = found, found[0] - 1
     return best
+
+
+def _nth_line(lines: list[str], pattern: re.Pattern[str], start: int, skip: int) -> tuple[int, int] | None:
+    """The (line, column) of the match after skipping `skip` matching lines from `start`."""
+    for number in range(start, len(lines)):
+        match = pattern.search(lines[number])
+        if match:
+            if skip == 0:
+                return number + 1, match.start() + 1 + (1 if match.group(0)[:1].isspace() else 0)
+            skip -= 1
+    return None
 
 
 # ---------------------------------------------------------------- validation

@@ -360,3 +360,25 @@ def test_the_documented_examples_are_valid(tmp_path: Path) -> None:
             path = _write(tmp_path, "pyproject.toml", body)
         config = read_config(path)
         assert config.data, body
+
+
+def test_pyproject_exemption_tables_are_located(tmp_path: Path) -> None:
+    job = _write(tmp_path, "job.yaml", GPU_JOB)
+    _write(tmp_path, "pyproject.toml", """\
+[tool.kubegap-lint]
+select = ["KG201", "KG005"]
+
+[[tool.kubegap-lint.exemptions]]
+rules = ["KG201"]
+names = ["train"]
+reason = "eval job"
+
+[[tool.kubegap-lint.exemptions]]
+rules = ["KG201"]
+names = ["nothing-*"]
+reason = "stale"
+""")
+    proc = run_cli("--format", "json", "job.yaml", cwd=tmp_path)
+    got = [(f["rule"], f["location"]["path"], f["location"]["line"], (f["suppressed"] or {}).get("reason"))
+           for f in _json(proc)["findings"]]
+    assert got == [("KG201", "job.yaml", 8, "eval job"), ("KG005", "pyproject.toml", 9, None)]
