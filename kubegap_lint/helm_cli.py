@@ -11,8 +11,6 @@ import sys
 
 import click
 
-from kubegap_lint.model import Severity
-
 
 @click.command("helm")
 @click.argument("charts", nargs=-1)
@@ -34,10 +32,14 @@ from kubegap_lint.model import Severity
 @click.option("--select", multiple=True, help="Only these rules (ids or names, comma-separated).")
 @click.option("--ignore", multiple=True, help="Skip these rules (ids or names, comma-separated).")
 @click.option("--no-color", "no_colour", is_flag=True, help="Never colour the text output.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False),
+              help="Use this configuration file instead of the one found from the chart's folder.")
+@click.option("--no-config", is_flag=True, help="Ignore configuration files.")
 def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[str, ...],
                  release: str | None, namespace: str | None, helm_path: str | None, from_files: bool,
                  allow_missing_helm: bool, fmt: str, output: str | None, fail_on: str | None,
-                 select: tuple[str, ...], ignore: tuple[str, ...], no_colour: bool) -> None:
+                 select: tuple[str, ...], ignore: tuple[str, ...], no_colour: bool,
+                 config_file: str | None = None, no_config: bool = False) -> None:
     """Render CHART with `helm template` and lint the output; findings point at the templates."""
     from kubegap_lint import cli as main_cli
     from kubegap_lint.helm_run import HelmError, HelmMissing, RenderOptions, charts_of, find_helm, render
@@ -62,7 +64,6 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
 
     from kubegap_lint.lint import Linter
     from kubegap_lint.model import InputError
-    from kubegap_lint.settings import Settings
 
     options = RenderOptions(list(values), list(sets), release, namespace)
     rendered: list[tuple[str, str]] = []
@@ -75,14 +76,11 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
         except HelmError as exc:
             errors.append(InputError(chart, str(exc)))
 
-    settings = Settings()
-    if select:
-        settings.select = main_cli._split(select)
-    settings.ignore.extend(main_cli._split(ignore))
-    if fail_on:
-        settings.fail_on = Severity(fail_on)
+    # The configuration is found from the first chart's folder, as for `lint` (docs/configuration.md).
+    resolved, catalog = main_cli._resolve(tuple(chosen), config_file, no_config, select, ignore, fail_on)
+    settings = resolved.settings
     settings.chart_dirs = [chart for chart in chosen if os.path.isdir(chart)]
-    linter = Linter(settings)
+    linter = Linter(settings, catalog=catalog)
     result = linter.lint_texts(rendered)
     result.errors[:0] = errors
     for error in result.errors:
