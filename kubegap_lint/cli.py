@@ -94,8 +94,8 @@ def _resolve(paths: tuple[str, ...], config_file: str | None, no_config: bool, s
 
 @cli.command("lint")
 @click.argument("paths", nargs=-1)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
+              show_default=True, help="Output format (sarif: GitHub code scanning; github: workflow commands).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "note"]), default=None,
               help="Lowest severity that makes the exit code 1 [default: warning].")
@@ -109,11 +109,16 @@ def _resolve(paths: tuple[str, ...], config_file: str | None, no_config: bool, s
               help="Where to find the charts that `# Source:` lines name [default: below the current folder].")
 @click.option("--skip-chart-templates", is_flag=True,
               help="Pass over files in a chart's templates/ folder (they are not YAML until rendered).")
+@click.option("--sarif-root", type=click.Path(exists=True, file_okay=False), default=None,
+              help="SARIF URIs are relative to DIR [default: the git top level, else the current directory].")
+@click.option("--sarif-category", default=None,
+              help="SARIF runs[0].automationDetails.id, for several uploads on one commit.")
 def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None,
                  config_file: str | None, no_config: bool, select: tuple[str, ...],
                  ignore: tuple[str, ...], baseline: str | None, no_baseline: bool,
                  show_suppressed: bool, no_colour: bool, chart_dirs: tuple[str, ...] = (),
-                 skip_chart_templates: bool = False) -> None:
+                 skip_chart_templates: bool = False, sarif_root: str | None = None,
+                 sarif_category: str | None = None) -> None:
     """Lint manifests: files, folders (recursively) and - for stdin."""
     if not paths:
         _fail("no input: name files or folders to lint, or - for stdin (see --help)")
@@ -136,6 +141,12 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
         from kubegap_lint.report.jsonfmt import render_json
 
         _write(render_json(result, linter.params), output)
+    elif fmt == "sarif":
+        _write_sarif(result, output, sarif_root, sarif_category)
+    elif fmt == "github":
+        from kubegap_lint.report.github import render_github
+
+        _write(render_github(result), output)
     else:
         from kubegap_lint.report.text import render_text
 
@@ -143,6 +154,18 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
         _write(render_text(result, colour=not output and _colour(no_colour, stream),
                            show_suppressed=show_suppressed, params=linter.params), output)
     sys.exit(result.exit_code(settings.fail_on))
+
+
+def _write_sarif(result: Any, output: str | None, root: str | None, category: str | None) -> None:
+    from pathlib import Path
+
+    from kubegap_lint.report.sarif import render_sarif
+    from kubegap_lint.report.sarif_paths import default_root
+
+    report = render_sarif(result, Path(root) if root else default_root(), category)
+    for warning in report.warnings:
+        click.echo(f"kubegap-lint: {warning}", err=True)
+    _write(report.text, output)
 
 
 @cli.group("config")

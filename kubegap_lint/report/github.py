@@ -1,0 +1,65 @@
+"""GitHub Actions workflow commands: one `::error`/`::warning`/`::notice` line per finding, which
+the runner turns into annotations on the pull request's files (for runs without code scanning).
+
+Paths are relative to the SARIF root (the git top level by default), which is the workspace in
+a workflow. Values are escaped as the runner expects: `%`, CR and LF in the message; also `:` and
+`,` in properties, where they would end the value.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kubegap_lint.lint import LintResult
+from kubegap_lint.model import Finding, InputError, Severity
+from kubegap_lint.report.sarif_paths import UriMapper, default_root
+from kubegap_lint.report.text import summary_line
+
+COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
+
+# Control characters other than CR and LF (which are %-escaped) would reach the log as they are:
+# show them as \xNN so a manifest cannot colour or rewrite the log.
+_CONTROL = re.compile("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def _neutralise(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+
+
+def escape_data(text: str) -> str:
+    """A command's message: `%` first, so that the escapes themselves survive."""
+    return _neutralise(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str, **properties: object) -> str:
+    props = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items()
+                     if value is not None)
+    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def _file(mapper: UriMapper, path: str) -> str:
+    return mapper.relative_path(path) or path
+
+
+def finding_command(finding: Finding, mapper: UriMapper) -> str:
+    subject = f"{finding.resource.display()}: " if finding.resource else ""
+    loc = finding.location
+    return command(COMMAND[finding.severity], subject + finding.message, file=_file(mapper, loc.path),
+                   line=loc.line, col=loc.column, title=f"{finding.rule_id} {finding.rule_name}")
+
+
+def error_command(error: InputError, mapper: UriMapper) -> str:
+    return command("error", error.message, file=_file(mapper, error.path), line=error.line, col=error.column,
+                   title="kubegap-lint: input not linted")
+
+
+def render_github(result: LintResult, mapper: UriMapper | None = None) -> str:
+    mapper = mapper or UriMapper(default_root())
+    lines = [finding_command(f, mapper) for f in result.findings if f.suppression is None]
+    lines += [error_command(e, mapper) for e in result.errors]
+    lines.append(summary_line(result))
+    return "\n".join(lines) + "\n"

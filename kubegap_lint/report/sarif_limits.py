@@ -1,0 +1,46 @@
+"""GitHub's limits on one SARIF upload, and how a run is cut to fit them: the most severe results
+are kept (unsuppressed before suppressed, then error, warning, note, then file order)."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kubegap_lint.model import Finding
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_results: int = 25_000  # results a run; GitHub rejects the file beyond that
+    max_gzip_bytes: int = 10 * 1024 * 1024  # the gzip-compressed file
+    max_locations: int = 1_000  # locations a result (kubegap-lint writes exactly one)
+
+
+GITHUB_LIMITS = Limits()
+
+
+def severity_order(findings: Sequence[Finding]) -> list[int]:
+    """Indices of the findings, most severe first; ties keep file order."""
+    return sorted(range(len(findings)),
+                  key=lambda i: (findings[i].suppression is not None, -findings[i].severity.rank, i))
+
+
+def keep_most_severe(findings: Sequence[Finding], count: int) -> list[int]:
+    """The indices of the `count` most severe findings, in file order."""
+    return sorted(severity_order(findings)[:max(count, 0)])
+
+
+def gzip_size(text: str) -> int:
+    # mtime=0: the size must not depend on the clock (it does not, but the bytes then are stable).
+    return len(gzip.compress(text.encode("utf-8"), compresslevel=6, mtime=0))
+
+
+def results_note(kept: int, total: int, limits: Limits) -> str:
+    return (f"GitHub code scanning accepts at most {limits.max_results:,} results a run: the SARIF"
+            f" keeps the {kept:,} most severe of {total:,} findings")
+
+
+def size_note(kept: int, total: int, limits: Limits) -> str:
+    return (f"GitHub code scanning accepts at most {limits.max_gzip_bytes / 1048576:g} MB of gzipped"
+            f" SARIF: the SARIF keeps the {kept:,} most severe of {total:,} findings")
