@@ -21,8 +21,8 @@ from kubegap_lint.fingerprint import fingerprint
 from kubegap_lint.lint import LintResult
 from kubegap_lint.model import Finding, InputError, Location, Severity
 from kubegap_lint.report.sarif_json import dumps, sarif
+from kubegap_lint.report import sarif_limits
 from kubegap_lint.report.sarif_limits import (
-    GITHUB_LIMITS,
     Limits,
     gzip_size,
     keep_most_severe,
@@ -113,9 +113,11 @@ def _help(policy: Policy, catalog: Catalog) -> tuple[str, str]:
     return "\n".join(text) + "\n", "\n".join(markdown) + "\n"
 
 
-def _taxonomy(catalog: Catalog) -> tuple[Any, dict[str, int]]:
+def _taxonomy(catalog: Catalog, policies: list[Policy]) -> tuple[Any, dict[str, int]]:
+    """The incidents the run's rules cite, as taxa (sorted by id), and each one's index."""
     om = _om()
-    incidents = sorted(catalog.incidents.values(), key=lambda i: i.id)
+    cited = {incident for policy in policies for incident in policy.evidence}
+    incidents = sorted((catalog.incidents[i] for i in cited if i in catalog.incidents), key=lambda i: i.id)
     taxa = []
     for incident in incidents:
         properties: dict[str, Any] = {"organisation": incident.organisation, "date": incident.date,
@@ -253,7 +255,7 @@ class _Builder:
         if finding.approximate:
             out["lineApproximate"] = True
         out["evidence"] = [{"id": i, "title": incidents[i].title, "urls": list(incidents[i].urls)}
-                           for i in finding.evidence if i in incidents]
+                           for i in finding.evidence if i in incidents] or None
         return out
 
     def notification(self, error: InputError) -> Any:
@@ -276,12 +278,11 @@ def automation_id(category: str) -> str:
     return category if category.endswith("/") else category + "/"
 
 
-def build_log(result: LintResult, mapper: UriMapper, category: str | None = None,
-              limits: Limits = GITHUB_LIMITS) -> tuple[str, list[str]]:
+def build_log(result: LintResult, mapper: UriMapper, category: str | None, limits: Limits) -> tuple[str, list[str]]:
     """The SARIF text, and what was cut to fit GitHub's limits (for stderr; also in the log)."""
     om = _om()
     builder = _Builder(result, mapper)
-    taxonomy, taxon_index = _taxonomy(result.catalog)
+    taxonomy, taxon_index = _taxonomy(result.catalog, result.policies)
     rules = [_rule(policy, result.catalog, taxon_index) for policy in result.policies]
     results = [builder.finding(finding) for finding in result.findings]
     errors = [builder.notification(error) for error in result.errors]
@@ -292,7 +293,7 @@ def build_log(result: LintResult, mapper: UriMapper, category: str | None = None
         semantic_version=__version__,
         information_uri=REPOSITORY_URL,
         rules=rules,
-        supported_taxonomies=[sarif(om.ToolComponentReference, name=TAXONOMY, index=0)],
+        supported_taxonomies=[sarif(om.ToolComponentReference, name=TAXONOMY, index=0)] if taxon_index else None,
     )
 
     def assemble(kept: list[int], notes: list[str]) -> str:
@@ -306,7 +307,7 @@ def build_log(result: LintResult, mapper: UriMapper, category: str | None = None
             "original_uri_base_ids": {SRCROOT: sarif(om.ArtifactLocation, description=sarif(
                 om.Message, text="The repository root: result URIs are relative to it (--sarif-root)"))},
             "column_kind": "unicodeCodePoints",
-            "taxonomies": [taxonomy],
+            "taxonomies": [taxonomy] if taxon_index else None,
         }
         if category is not None:
             run_fields["automation_details"] = sarif(om.RunAutomationDetails, id=automation_id(category))
@@ -333,8 +334,9 @@ def build_log(result: LintResult, mapper: UriMapper, category: str | None = None
 
 
 def render_sarif(result: LintResult, root: Path, category: str | None = None, cwd: str | None = None,
-                 limits: Limits = GITHUB_LIMITS) -> SarifReport:
+                 limits: Limits | None = None) -> SarifReport:
+    """The SARIF text for a run; URIs relative to `root`; cut to GitHub's limits (or `limits`)."""
     if category is not None and not category.strip():
         raise UsageError("--sarif-category must not be empty")
-    text, notes = build_log(result, UriMapper(root, cwd), category, limits)
+    text, notes = build_log(result, UriMapper(root, cwd), category, limits or sarif_limits.GITHUB_LIMITS)
     return SarifReport(text, notes)

@@ -13,7 +13,7 @@ from kubegap_lint.model import Finding
 @dataclass(frozen=True)
 class Limits:
     max_results: int = 25_000  # results a run; GitHub rejects the file beyond that
-    max_gzip_bytes: int = 10 * 1024 * 1024  # the gzip-compressed file
+    max_gzip_bytes: int = 10_000_000  # the gzip-compressed file: "10 MB", read the stricter way
     max_locations: int = 1_000  # locations a result (kubegap-lint writes exactly one)
 
 
@@ -42,5 +42,5 @@ def results_note(kept: int, total: int, limits: Limits) -> str:
 
 
 def size_note(kept: int, total: int, limits: Limits) -> str:
-    return (f"GitHub code scanning accepts at most {limits.max_gzip_bytes / 1048576:g} MB of gzipped"
+    return (f"GitHub code scanning accepts at most {limits.max_gzip_bytes / 1e6:g} MB of gzipped"
             f" SARIF: the SARIF keeps the {kept:,} most severe of {total:,} findings")

@@ -1,0 +1,469 @@
+"""SARIF output: golden files, both validators, GitHub's rules, fingerprints, roots, limits."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import CORPUS, EXAMPLES, REPO, SHARED, run_cli
+from sarif_checks import (
+    SCHEMA,
+    github_problems,
+    install_multitool,
+    multitool_binary,
+    multitool_problems,
+    multitool_results,
+    schema_problems,
+)
+
+GOLDEN = REPO / "tests" / "golden" / "sarif"
+EXAMPLE_DIRS = sorted(p for p in EXAMPLES.glob("KG[0-9][0-9][0-9]-*") if p.is_dir())
+GPU_JOB = EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml"
+needs_schema = pytest.mark.skipif(not SCHEMA.is_file(), reason=f"SARIF schema not found at {SCHEMA}")
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not found at {CORPUS}")
+
+
+def sarif_of(*args: str, cwd: Path | None = None, stdin: bytes | None = None) -> tuple[dict[str, Any], Any]:
+    proc = run_cli("--format", "sarif", *args, cwd=cwd, stdin=stdin)
+    assert proc.returncode in (0, 1), proc.stderr.decode()
+    return json.loads(proc.stdout), proc
+
+
+def golden_args(folder: Path) -> list[str]:
+    """The command scripts/update-sarif-golden.sh runs for one example folder."""
+    return ["lint", "--format", "sarif", "--select", folder.name.split("-")[0], "--sarif-root", ".",
+            f"examples/{folder.name}"]
+
+
+@pytest.mark.parametrize("folder", EXAMPLE_DIRS, ids=lambda p: p.name)
+def test_golden_sarif_of_each_example_folder(folder: Path) -> None:
+    golden = GOLDEN / f"{folder.name}.sarif"
+    assert golden.is_file(), f"no golden SARIF for {folder.name}: run `bash scripts/update-sarif-golden.sh`"
+    proc = run_cli(*golden_args(folder))
+    assert proc.returncode in (0, 1), proc.stderr.decode()
+    assert proc.stdout == golden.read_bytes(), (
+        f"SARIF of examples/{folder.name} differs from {golden.relative_to(REPO)}: if the change is"
+        " intended, run `bash scripts/update-sarif-golden.sh` and review the diff")
+
+
+def test_no_golden_without_an_example_folder() -> None:
+    assert sorted(p.stem for p in GOLDEN.glob("*.sarif")) == [p.name for p in EXAMPLE_DIRS]
+
+
+def test_same_input_same_bytes() -> None:
+    first = run_cli("--format", "sarif", "examples")
+    second = run_cli("--format", "sarif", "examples", env={"PYTHONHASHSEED": "99"})
+    assert first.stdout and first.stdout == second.stdout
+
+
+@needs_schema
+def test_examples_sarif_passes_schema_and_github_rules() -> None:
+    log, _ = sarif_of("examples")
+    assert schema_problems(log) == []
+    assert github_problems(log) == []
+    assert len(log["runs"][0]["results"]) >= 30
+
+
+@needs_schema
+@needs_corpus
+def test_corpus_sarif_passes_schema_and_github_rules(tmp_path: Path) -> None:
+    log, proc = sarif_of("--sarif-root", str(SHARED), str(CORPUS))
+    assert b"Traceback" not in proc.stderr
+    results = log["runs"][0]["results"]
+    assert len(results) > 100
+    assert all(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("corpus/")
+               for r in results)
+    assert schema_problems(log) == []
+    assert github_problems(log) == []
+    _assert_fingerprints_unique(log)
+
+
+def test_validators_catch_what_they_should() -> None:
+    """Negative controls: a broken log must fail the checks these tests rely on."""
+    log, _ = sarif_of(str(GPU_JOB.relative_to(REPO)), "--select", "KG201")
+    broken = json.loads(json.dumps(log))
+    result = broken["runs"][0]["results"][0]
+    result["level"] = "critical"
+    result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] = "../x.yaml"
+    broken["runs"][0]["tool"]["driver"]["rules"][0]["properties"]["security-severity"] = "high"
+    del result["partialFingerprints"]
+    problems = " ".join(github_problems(broken))
+    for text in ("level 'critical'", "not repository-relative", "security-severity", "partialFingerprints"):
+        assert text in problems
+    if SCHEMA.is_file():
+        assert any("critical" in p for p in schema_problems(broken))
+
+
+def _multitool() -> Path:
+    binary = multitool_binary() or install_multitool()
+    if binary is None:
+        pytest.skip("npm not found: cannot install @microsoft/sarif-multitool (scripts/test.sh installs it)")
+    return binary
+
+
+def test_multitool_accepts_the_examples_and_the_corpus(tmp_path: Path) -> None:
+    binary = _multitool()
+    files = []
+    examples = tmp_path / "examples.sarif"
+    examples.write_bytes(run_cli("--format", "sarif", "examples").stdout)
+    files.append(examples)
+    if CORPUS.is_dir():
+        corpus = tmp_path / "corpus.sarif"
+        corpus.write_bytes(run_cli("--format", "sarif", "--sarif-root", str(SHARED), str(CORPUS)).stdout)
+        files.append(corpus)
+    else:
+        print(f"shared corpus not found at {CORPUS}: multitool checked the examples only")
+    for path in files:
+        assert multitool_problems(binary, path, tmp_path) == [], path.name
+
+
+def test_multitool_reports_github_errors_on_a_broken_log(tmp_path: Path) -> None:
+    """The multitool exits 0 even on errors: prove that its output file is read."""
+    binary = _multitool()
+    log, _ = sarif_of("examples")
+    results = log["runs"][0]["results"]
+    results[0]["locations"][0]["physicalLocation"]["artifactLocation"] = {"uri": "file:///abs/job.yaml"}
+    del results[1]["locations"]
+    path = tmp_path / "broken.sarif"
+    path.write_text(json.dumps(log))
+    found = {(r["ruleId"], r["level"]) for r in multitool_results(binary, path, tmp_path)}
+    assert ("GH1006", "error") in found  # absolute file: URI (enabled by tools/sarif-multitool's config)
+    assert ("GH1015", "error") in found  # a result without locations
+
+
+def test_driver_rules_help_and_properties() -> None:
+    log, _ = sarif_of(str(GPU_JOB.relative_to(REPO)))
+    driver = log["runs"][0]["tool"]["driver"]
+    from kubegap_lint import __version__
+    from kubegap_lint.catalog import load_catalog
+
+    catalog = load_catalog()
+    enabled = [p for p in catalog.policies if p.enabled]
+    assert (driver["name"], driver["version"], driver["semanticVersion"]) == ("kubegap-lint", __version__, __version__)
+    assert driver["informationUri"].startswith("https://")
+    assert [r["id"] for r in driver["rules"]] == [p.id for p in enabled]
+    rules = {r["id"]: r for r in driver["rules"]}
+    kg201, kg501 = rules["KG201"], rules["KG501"]
+    assert kg201["name"] == "training-checkpoint-volume"
+    assert kg201["defaultConfiguration"] == {"level": "error"}
+    assert kg501["defaultConfiguration"] == {"level": "warning"}  # equal to the schema default: kept
+    assert kg201["properties"]["security-severity"] == "7.5"
+    assert kg501["properties"]["security-severity"] == "5.0"
+    assert kg201["properties"]["precision"] == "medium"
+    assert kg201["properties"]["tags"] == ["checkpoint", "storage", "gpu", "training"]
+    assert "466" in kg201["fullDescription"]["text"]
+    markdown, text = kg201["help"]["markdown"], kg201["help"]["text"]
+    assert "persistentVolumeClaim:" in markdown and "```yaml" in markdown  # the fix
+    assert "[Llama 3 405B pre-training: 466 interruptions in 54 days](https://arxiv.org/abs/2407.21783)" in markdown
+    assert "https://arxiv.org/abs/2407.21783" in text and "Evidence:" in text
+    assert kg201["helpUri"].endswith("/docs/rules.md#kg201-training-checkpoint-volume")
+
+
+def _github_anchor(heading: str) -> str:
+    """GitHub's heading anchor: lower case, punctuation other than - and _ dropped, spaces to -."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_help_uris_point_at_sections_of_docs_rules_md() -> None:
+    from kubegap_lint.report.sarif import RULES_DOC_URL
+
+    anchors = {_github_anchor(line.lstrip("#")) for line in (REPO / "docs" / "rules.md").read_text().splitlines()
+               if line.startswith("#")}
+    log, _ = sarif_of("examples")
+    run = log["runs"][0]
+    uris = [r["helpUri"] for r in run["tool"]["driver"]["rules"]]
+    uris += [t["helpUri"] for t in run["taxonomies"][0]["taxa"]] + [run["taxonomies"][0]["informationUri"]]
+    for uri in uris:
+        base, _, fragment = uri.partition("#")
+        assert base == RULES_DOC_URL
+        assert fragment in anchors, uri
+
+
+def test_incident_taxonomy_and_rule_relationships() -> None:
+    log, _ = sarif_of("examples")
+    run = log["runs"][0]
+    taxonomy = run["taxonomies"][0]
+    assert run["tool"]["driver"]["supportedTaxonomies"] == [{"name": taxonomy["name"], "index": 0}]
+    taxa = taxonomy["taxa"]
+    assert [t["id"] for t in taxa] == sorted(t["id"] for t in taxa)
+    from kubegap_lint.catalog import load_catalog
+
+    catalog = load_catalog()
+    for rule in run["tool"]["driver"]["rules"]:
+        policy = catalog.find(rule["id"])
+        targets = [rel["target"] for rel in rule.get("relationships", [])]
+        assert [t["id"] for t in targets] == list(policy.evidence)
+        for target in targets:
+            assert taxa[target["index"]]["id"] == target["id"]
+            assert target["toolComponent"] == {"name": taxonomy["name"], "index": 0}
+    llama = next(t for t in taxa if t["id"] == "meta-llama3-405b-54d")
+    assert llama["properties"]["urls"] == ["https://arxiv.org/abs/2407.21783"]
+    assert llama["shortDescription"]["text"] == catalog.incidents["meta-llama3-405b-54d"].title
+
+
+def test_one_result_as_github_reads_it() -> None:
+    log, _ = sarif_of(str(GPU_JOB.relative_to(REPO)), "--select", "KG201")
+    (result,) = log["runs"][0]["results"]
+    assert result["ruleId"] == "KG201" and result["ruleIndex"] == 0 and result["level"] == "error"
+    assert result["message"]["text"].startswith("Job finetune: pods (1 GPU each) mount no persistent volume")
+    (location,) = result["locations"]
+    physical = location["physicalLocation"]
+    assert physical["artifactLocation"] == {
+        "uri": "examples/KG201-training-checkpoint-volume/bad-job-no-volumes.yaml", "uriBaseId": "%SRCROOT%"}
+    line = GPU_JOB.read_text().splitlines()[8]
+    assert line == "    spec:"
+    assert physical["region"] == {"startLine": 9, "startColumn": 5, "endLine": 9, "endColumn": 10}
+    assert [e["id"] for e in result["properties"]["evidence"]] == [
+        "meta-llama3-405b-54d", "meta-opt175b-logbook", "bigscience-bloom-176b"]
+    assert result["properties"]["resource"] == {"apiVersion": "batch/v1", "kind": "Job", "name": "finetune"}
+    assert set(result["partialFingerprints"]) == {"kubegapFingerprint/v1", "primaryLocationLineHash"}
+    assert "suppressions" not in result and "relatedLocations" not in result
+    invocation = log["runs"][0]["invocations"][0]
+    assert invocation == {"executionSuccessful": True}
+
+
+def _fingerprints(log: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(r["partialFingerprints"]["kubegapFingerprint/v1"], r["ruleId"],
+             r["partialFingerprints"].get("primaryLocationLineHash", "")) for r in log["runs"][0]["results"]]
+
+
+def _assert_fingerprints_unique(log: dict[str, Any]) -> None:
+    results = log["runs"][0]["results"]
+    ours = [r["partialFingerprints"]["kubegapFingerprint/v1"] for r in results]
+    assert len(set(ours)) == len(ours), "two findings share a kubegapFingerprint/v1"
+    # GitHub folds results with the same rule, file and line hash into one alert.
+    github_keys = [(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                    r["partialFingerprints"].get("primaryLocationLineHash")) for r in results]
+    assert len(set(github_keys)) == len(github_keys), "two findings would become one GitHub alert"
+
+
+def test_fingerprints_survive_lines_inserted_above(tmp_path: Path) -> None:
+    original = (EXAMPLES / "KG201-training-checkpoint-volume" / "bad-pytorchjob-emptydir.yaml").read_text()
+    path = tmp_path / "job.yaml"
+    path.write_text(original)
+    before, _ = sarif_of("--sarif-root", str(tmp_path), str(path))
+    path.write_text("# a comment\n\n# and another, then a document marker\n---\n" + original)
+    after, _ = sarif_of("--sarif-root", str(tmp_path), str(path))
+    assert len(_fingerprints(before)) >= 3
+    assert _fingerprints(after) == _fingerprints(before)
+    lines = [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in before["runs"][0]["results"]]
+    moved = [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in after["runs"][0]["results"]]
+    assert moved == [line + 4 for line in lines]
+
+
+def test_two_different_findings_never_share_a_fingerprint(tmp_path: Path) -> None:
+    log, _ = sarif_of("examples")
+    _assert_fingerprints_unique(log)
+    # The same resource in two files, and two resources that differ only in namespace.
+    text = GPU_JOB.read_text()
+    (tmp_path / "a.yaml").write_text(text)
+    (tmp_path / "b.yaml").write_text(text)
+    (tmp_path / "c.yaml").write_text(text + "---\n" + text.replace("name: finetune", "name: finetune\n  namespace: ml"))
+    log, _ = sarif_of("--sarif-root", str(tmp_path), str(tmp_path))
+    assert len(log["runs"][0]["results"]) == 8
+    _assert_fingerprints_unique(log)
+
+
+def test_a_clean_run_still_has_an_empty_results_array(tmp_path: Path) -> None:
+    clean = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: clean\n"
+    log, proc = sarif_of("-", stdin=clean)
+    assert proc.returncode == 0
+    assert log["runs"][0]["results"] == []
+    assert log["runs"][0]["invocations"] == [{"executionSuccessful": True}]
+    if SCHEMA.is_file():
+        assert schema_problems(log) == []
+
+
+def test_file_outside_the_sarif_root_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    outside = tmp_path / "job.yaml"
+    outside.write_text(GPU_JOB.read_text())
+    proc = run_cli("--format", "sarif", "--sarif-root", str(REPO), str(outside))
+    assert proc.returncode == 2
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1 and "outside the SARIF root" in lines[0] and str(outside) in lines[0]
+    assert proc.stdout == b""
+    proc = run_cli("--format", "sarif", "-", stdin=GPU_JOB.read_bytes())
+    assert proc.returncode == 2
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1 and "stdin" in lines[0]
+
+
+def test_default_root_is_the_git_top_level(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "k8s" / "jobs").mkdir(parents=True)
+    (tmp_path / "k8s" / "jobs" / "job.yaml").write_text(GPU_JOB.read_text())
+    log, _ = sarif_of("job.yaml", "--select", "KG201", cwd=tmp_path / "k8s" / "jobs")
+    uri = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "k8s/jobs/job.yaml"
+
+
+def test_uris_are_percent_encoded_and_symlinks_resolved(tmp_path: Path) -> None:
+    (tmp_path / "real dir").mkdir()
+    target = tmp_path / "real dir" / "job #1.yaml"
+    target.write_text(GPU_JOB.read_text())
+    (tmp_path / "link.yaml").symlink_to(target)
+    log, _ = sarif_of("--sarif-root", str(tmp_path), "--select", "KG201", str(tmp_path / "link.yaml"))
+    uri = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "real%20dir/job%20%231.yaml"
+
+
+def test_input_errors_become_notifications_and_execution_fails(tmp_path: Path) -> None:
+    out = tmp_path / "out.sarif"
+    proc = run_cli("--format", "sarif", "--output", str(out), "--select", "KG201",
+                   str(GPU_JOB.relative_to(REPO)), "no/such/file.yaml")
+    assert proc.returncode == 2
+    assert proc.stderr.decode() == "kubegap-lint: no/such/file.yaml: no such file or folder\n"
+    log = json.loads(out.read_text())
+    invocation = log["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    (notification,) = invocation["toolExecutionNotifications"]
+    assert notification["level"] == "error"
+    assert notification["message"]["text"] == "no/such/file.yaml: no such file or folder"
+    assert len(log["runs"][0]["results"]) == 1  # the readable file was still linted
+    if SCHEMA.is_file():
+        assert schema_problems(log) == []
+
+
+def test_sarif_category_sets_the_automation_id() -> None:
+    log, _ = sarif_of("--sarif-category", "gpu-manifests", str(GPU_JOB.relative_to(REPO)))
+    assert log["runs"][0]["automationDetails"] == {"id": "gpu-manifests/"}
+    log, _ = sarif_of("--sarif-category", "team/gpu/", str(GPU_JOB.relative_to(REPO)))
+    assert log["runs"][0]["automationDetails"] == {"id": "team/gpu/"}
+    log, _ = sarif_of(str(GPU_JOB.relative_to(REPO)))
+    assert "automationDetails" not in log["runs"][0]
+    proc = run_cli("--format", "sarif", "--sarif-category", " ", str(GPU_JOB.relative_to(REPO)))
+    assert proc.returncode == 2 and b"--sarif-category" in proc.stderr
+
+
+# In-process tests for what the pipeline does not produce yet (suppressions, Helm mapping) and for
+# limits that would need 25,000 findings.
+
+def _result(linter_factory: Any, *paths: Path, select: tuple[str, ...] = ("KG201", "KG501")) -> Any:
+    return linter_factory(select).lint_paths([str(p) for p in paths])
+
+
+def _render(result: Any, root: Path = REPO, **kwargs: Any) -> dict[str, Any]:
+    from kubegap_lint.report.sarif import render_sarif
+
+    return json.loads(render_sarif(result, root, cwd=str(REPO), **kwargs).text)
+
+
+def test_suppressed_findings_stay_with_their_justification(linter_factory: Any) -> None:
+    from kubegap_lint.model import Suppression
+
+    result = _result(linter_factory, GPU_JOB)
+    suppressed = dataclasses.replace(result.findings[0], suppression=Suppression(
+        "annotation", "checkpoints go to the team's S3 bucket via the sidecar", "kubegap.io/ignore"))
+    result.findings[0] = suppressed
+    log = _render(result)
+    results = log["runs"][0]["results"]
+    assert len(results) == len(result.findings)
+    assert results[0]["suppressions"] == [{
+        "kind": "inSource", "status": "accepted",
+        "justification": "checkpoints go to the team's S3 bucket via the sidecar",
+        "properties": {"kubegapKind": "annotation", "source": "kubegap.io/ignore"}}]
+    assert "suppressions" not in results[1]
+    result.findings[0] = dataclasses.replace(suppressed, suppression=Suppression("baseline", "accepted in review"))
+    assert _render(result)["runs"][0]["results"][0]["suppressions"][0]["kind"] == "external"
+    if SCHEMA.is_file():
+        assert schema_problems(log) == [] and github_problems(log) == []
+
+
+def test_rendered_output_location_is_a_related_location(linter_factory: Any, tmp_path: Path) -> None:
+    from kubegap_lint.model import Location
+
+    result = _result(linter_factory, GPU_JOB)
+    template = "examples/KG501-gpu-shm-default/bad-training-no-shm.yaml"  # stands in for a chart template
+    finding = result.findings[0]
+    result.findings[0] = dataclasses.replace(
+        finding, location=Location(template, 7, 5), rendered_location=finding.location, template="chart/templates/job.yaml")
+    log = _render(result)
+    mapped = log["runs"][0]["results"][0]
+    assert mapped["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == template
+    (related,) = mapped["relatedLocations"]
+    assert related["id"] == 1
+    assert related["physicalLocation"]["artifactLocation"]["uri"] == str(GPU_JOB.relative_to(REPO))
+    assert related["physicalLocation"]["region"]["startLine"] == finding.location.line
+    assert f"[{GPU_JOB.relative_to(REPO)}:{finding.location.line}](1)" in mapped["message"]["text"]
+    assert mapped["properties"]["helmTemplate"] == "chart/templates/job.yaml"
+    if SCHEMA.is_file():
+        assert schema_problems(log) == [] and github_problems(log) == []
+    # Rendered output read from stdin has no file: the place is kept in the properties.
+    result.findings[0] = dataclasses.replace(result.findings[0], rendered_location=Location("<stdin>", 40, 3))
+    mapped = _render(result)["runs"][0]["results"][0]
+    assert "relatedLocations" not in mapped
+    assert mapped["properties"]["renderedLocation"] == {"path": "<stdin>", "line": 40, "column": 3}
+
+
+def test_results_beyond_the_limit_keep_the_most_severe(linter_factory: Any) -> None:
+    from kubegap_lint.report.sarif import render_sarif
+    from kubegap_lint.report.sarif_limits import Limits
+
+    result = _result(linter_factory, *sorted((EXAMPLES / "KG501-gpu-shm-default").glob("*.yaml")), GPU_JOB)
+    levels = [f.severity.value for f in result.findings]
+    assert levels.count("error") == 3 and levels.count("warning") >= 3
+    report = render_sarif(result, REPO, cwd=str(REPO), limits=Limits(max_results=4))
+    log = json.loads(report.text)
+    kept = log["runs"][0]["results"]
+    assert [r["level"] for r in kept].count("error") == 3 and len(kept) == 4
+    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in kept] != []
+    assert report.warnings == [f"GitHub code scanning accepts at most 4 results a run: the SARIF keeps the 4"
+                               f" most severe of {len(levels)} findings"]
+    notes = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert [(n["level"], n["message"]["text"]) for n in notes] == [("warning", report.warnings[0])]
+    assert log["runs"][0]["invocations"][0]["executionSuccessful"] is True
+
+
+def test_a_log_too_large_once_gzipped_is_cut(linter_factory: Any) -> None:
+    from kubegap_lint.report.sarif import render_sarif
+    from kubegap_lint.report.sarif_limits import Limits, gzip_size
+
+    result = _result(linter_factory, *sorted(EXAMPLES.glob("KG*/*.yaml")))
+    full = render_sarif(result, REPO, cwd=str(REPO)).text
+    limit = gzip_size(full) - 500
+    report = render_sarif(result, REPO, cwd=str(REPO), limits=Limits(max_gzip_bytes=limit))
+    assert gzip_size(report.text) <= limit
+    kept = json.loads(report.text)["runs"][0]["results"]
+    assert 0 < len(kept) < len(result.findings)
+    assert "MB of gzipped SARIF" in report.warnings[0]
+
+
+def test_cli_says_on_stderr_when_results_are_cut(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from kubegap_lint.cli import cli
+    from kubegap_lint.report import sarif_limits
+
+    monkeypatch.setattr(sarif_limits, "GITHUB_LIMITS", sarif_limits.Limits(max_results=1))
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "out.sarif"
+    runner = CliRunner()
+    proc = runner.invoke(cli, ["lint", "--format", "sarif", "--output", str(out), "--select", "KG201,KG501",
+                               str(GPU_JOB.relative_to(REPO))])
+    assert proc.exit_code == 1
+    assert "kubegap-lint: GitHub code scanning accepts at most 1 results a run" in proc.output
+    assert len(json.loads(out.read_text())["runs"][0]["results"]) == 1
+
+
+def test_limits_are_githubs() -> None:
+    from kubegap_lint.report.sarif_limits import GITHUB_LIMITS
+
+    assert GITHUB_LIMITS.max_results == 25_000
+    assert GITHUB_LIMITS.max_locations == 1_000
+    assert GITHUB_LIMITS.max_gzip_bytes == 10_000_000
+
+
+def test_sarif_does_not_write_the_linted_files(tmp_path: Path) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text(GPU_JOB.read_text())
+    os.chmod(path, 0o444)
+    before = (path.read_bytes(), path.stat().st_mtime_ns)
+    sarif_of("--sarif-root", str(tmp_path), str(path))
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before
