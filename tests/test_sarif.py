@@ -467,3 +467,28 @@ def test_sarif_does_not_write_the_linted_files(tmp_path: Path) -> None:
     before = (path.read_bytes(), path.stat().st_mtime_ns)
     sarif_of("--sarif-root", str(tmp_path), str(path))
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+
+
+def test_a_users_own_policy_has_no_help_uri_into_our_docs(tmp_path: Path) -> None:
+    from kubegap_lint.lint import Linter
+    from kubegap_lint.settings import Settings
+
+    text = (REPO / "policies" / "KG501-gpu-shm-default.yaml").read_text()
+    (tmp_path / "KG901-team-shm.yaml").write_text(text.replace("id: KG501", "id: KG901")
+                                                  .replace("name: gpu-shm-default", "name: team-shm"))
+    result = Linter(Settings(select=["KG901"], policy_dirs=[tmp_path])).lint_paths([str(GPU_JOB)])
+    log = _render(result)
+    (rule,) = log["runs"][0]["tool"]["driver"]["rules"]
+    assert rule["id"] == "KG901" and "helpUri" not in rule and "Reference:" not in rule["help"]["text"]
+    assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["KG901"]
+    if SCHEMA.is_file():
+        assert schema_problems(log) == []
+
+
+def test_a_finding_of_a_rule_outside_the_selection_still_resolves(linter_factory: Any) -> None:
+    result = _result(linter_factory, GPU_JOB, select=("KG201",))
+    other = dataclasses.replace(result.findings[0], rule_id="KG501", rule_name="gpu-shm-default")
+    result.findings.append(other)
+    log = _render(result)
+    assert [r["id"] for r in log["runs"][0]["tool"]["driver"]["rules"]] == ["KG201", "KG501"]
+    assert [(r["ruleId"], r["ruleIndex"]) for r in log["runs"][0]["results"]] == [("KG201", 0), ("KG501", 1)]

@@ -80,8 +80,27 @@ def first_paragraph(markdown: str) -> str:
     return markdown.strip().split("\n\n", 1)[0]
 
 
-def rule_help_uri(policy: Policy) -> str:
+def rule_help_uri(policy: Policy) -> str | None:
+    """The rule's section in docs/rules.md; None for a user's own policy, which has none there."""
+    from kubegap_lint.resources import policies_dir
+
+    if Path(policy.path).resolve().parent != policies_dir().resolve():
+        return None
     return f"{RULES_DOC_URL}#{anchor(policy)}"
+
+
+def reported_policies(result: LintResult) -> list[Policy]:
+    """The enabled policies, plus any other policy a finding names (so every ruleId resolves)."""
+    policies = list(result.policies)
+    known = {policy.id for policy in policies}
+    for finding in result.findings:
+        if finding.rule_id not in known:
+            policy = result.catalog.find(finding.rule_id)
+            if policy is None:
+                raise ValueError(f"finding of unknown rule {finding.rule_id}")
+            policies.append(policy)
+            known.add(policy.id)
+    return policies
 
 
 def _incident_facts(incident: Incident) -> str:
@@ -108,8 +127,9 @@ def _help(policy: Policy, catalog: Catalog) -> tuple[str, str]:
             more = "".join(f" [[{n}]]({url})" for n, url in enumerate(incident.urls[1:], start=2))
             markdown.append(f"- {title}{more} ({_incident_facts(incident)})")
     uri = rule_help_uri(policy)
-    text += ["", f"Reference: {uri}"]
-    markdown += ["", f"Reference: [{policy.id} {policy.name}]({uri})"]
+    if uri is not None:
+        text += ["", f"Reference: {uri}"]
+        markdown += ["", f"Reference: [{policy.id} {policy.name}]({uri})"]
     return "\n".join(text) + "\n", "\n".join(markdown) + "\n"
 
 
@@ -177,11 +197,11 @@ def _rule(policy: Policy, catalog: Catalog, taxon_index: dict[str, int]) -> Any:
 class _Builder:
     """Builds results and notifications for one run; knows the root and the source files."""
 
-    def __init__(self, result: LintResult, mapper: UriMapper) -> None:
+    def __init__(self, result: LintResult, mapper: UriMapper, policies: list[Policy]) -> None:
         self.result = result
         self.mapper = mapper
         self.sources = SourceFiles(mapper)
-        self.rule_index = {policy.id: index for index, policy in enumerate(result.policies)}
+        self.rule_index = {policy.id: index for index, policy in enumerate(policies)}
 
     def region(self, loc: Location) -> Any:
         om = _om()
@@ -281,9 +301,10 @@ def automation_id(category: str) -> str:
 def build_log(result: LintResult, mapper: UriMapper, category: str | None, limits: Limits) -> tuple[str, list[str]]:
     """The SARIF text, and what was cut to fit GitHub's limits (for stderr; also in the log)."""
     om = _om()
-    builder = _Builder(result, mapper)
-    taxonomy, taxon_index = _taxonomy(result.catalog, result.policies)
-    rules = [_rule(policy, result.catalog, taxon_index) for policy in result.policies]
+    policies = reported_policies(result)
+    builder = _Builder(result, mapper, policies)
+    taxonomy, taxon_index = _taxonomy(result.catalog, policies)
+    rules = [_rule(policy, result.catalog, taxon_index) for policy in policies]
     results = [builder.finding(finding) for finding in result.findings]
     errors = [builder.notification(error) for error in result.errors]
     driver = sarif(
