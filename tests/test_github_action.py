@@ -57,7 +57,8 @@ def workspace(tmp_path: Path) -> dict[str, Any]:
     rendered = "---\n# Source: trainer/templates/job.yaml\n" + GPU_JOB.read_text().replace("finetune", "trainer")
     (tmp_path / "rendered.yaml").write_text(rendered)
     helm = bin_dir / "helm"
-    helm.write_text(f"#!/bin/sh\ncase \"$1\" in\n  dependency) exit 0 ;;\n  template) cat '{tmp_path / 'rendered.yaml'}' ;;\n"
+    helm.write_text(f"#!/bin/sh\ncase \"$1\" in\n  dependency) exit 0 ;;\n"
+                    f"  template) cat '{tmp_path / 'rendered.yaml'}' ;;\n"
                     "  *) echo \"stand-in helm: $*\" >&2; exit 1 ;;\nesac\n")
     lint = bin_dir / "kubegap-lint"
     lint.write_text(f"#!/bin/sh\nPYTHONPATH='{REPO}' exec '{sys.executable}' -m kubegap_lint \"$@\"\n")
@@ -157,7 +158,8 @@ def test_workflow_example_renders_lints_and_uploads(workspace: dict[str, Any]) -
     results = log["runs"][0]["results"]
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
     assert uris == {"k8s/job.yaml", "rendered/trainer.yaml"}
-    rendered = [r for r in results if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "rendered/trainer.yaml"]
+    rendered = [r for r in results
+                if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "rendered/trainer.yaml"]
     assert {r["properties"]["helmTemplate"] for r in rendered} == {"trainer/templates/job.yaml"}
     if SCHEMA.is_file():
         assert schema_problems(log) == [] and github_problems(log) == []

@@ -383,7 +383,8 @@ def test_rendered_output_location_is_a_related_location(linter_factory: Any, tmp
     template = "examples/KG501-gpu-shm-default/bad-training-no-shm.yaml"  # stands in for a chart template
     finding = result.findings[0]
     result.findings[0] = dataclasses.replace(
-        finding, location=Location(template, 7, 5), rendered_location=finding.location, template="chart/templates/job.yaml")
+        finding, location=Location(template, 7, 5), rendered_location=finding.location,
+        template="chart/templates/job.yaml")
     log = _render(result)
     mapped = log["runs"][0]["results"][0]
     assert mapped["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == template
@@ -450,6 +451,16 @@ def test_cli_says_on_stderr_when_results_are_cut(monkeypatch: pytest.MonkeyPatch
     assert proc.exit_code == 1
     assert "kubegap-lint: GitHub code scanning accepts at most 1 results a run" in proc.output
     assert len(json.loads(out.read_text())["runs"][0]["results"]) == 1
+
+
+def test_descriptions_are_clipped_to_githubs_limit() -> None:
+    from kubegap_lint.report.sarif import _clip
+
+    sentence = "A checkpoint that dies with the pod restarts training from the beginning. "
+    clipped = _clip(sentence * 30)
+    assert len(clipped) <= 1024 and clipped.endswith("beginning.")
+    assert _clip("x" * 2000) == "x" * 1023 + "\u2026"
+    assert _clip("short  text\n") == "short text"
 
 
 def test_limits_are_githubs() -> None:

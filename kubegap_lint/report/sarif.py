@@ -20,8 +20,8 @@ from kubegap_lint.errors import UsageError
 from kubegap_lint.fingerprint import fingerprint
 from kubegap_lint.lint import LintResult
 from kubegap_lint.model import Finding, InputError, Location, Severity
-from kubegap_lint.report.sarif_json import dumps, sarif
 from kubegap_lint.report import sarif_limits
+from kubegap_lint.report.sarif_json import dumps, sarif
 from kubegap_lint.report.sarif_limits import (
     Limits,
     gzip_size,
@@ -72,7 +72,7 @@ def _clip(text: str, limit: int = MAX_DESCRIPTION) -> str:
     if len(text) <= limit:
         return text
     cut = text[: limit - 1]
-    end = max(cut.rfind(". "), cut.rfind(": "))
+    end = cut.rfind(". ")
     return cut[: end + 1] if end > limit // 2 else cut.rstrip() + "\u2026"
 
 
