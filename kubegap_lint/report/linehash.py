@@ -16,66 +16,67 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterable, Iterator
 
 _BLOCK = 100
 _MULTIPLIER = 37
 _MASK = (1 << 64) - 1
 _END = 65535
-_FIRST = pow(_MULTIPLIER, _BLOCK, 1 << 64)  # weight of the code unit that leaves the window
-_SPACE, _TAB, _LF, _CR = 0x20, 0x09, 0x0A, 0x0D
+_LF = 0x0A
 
 
-def _significant(text: str) -> Iterator[int]:
-    """UTF-16 code units without spaces and tabs, line breaks as LF, then the end marker."""
+def _units(text: str) -> array:
+    """The significant UTF-16 code units: spaces and tabs dropped, CR LF and CR turned into LF.
+    The action drops a space between a CR and an LF after it has ended the pair (CR, space, LF is
+    two line breaks), so the pairs are replaced first and the spaces after."""
+    flat = text.replace("\r\n", "\n").replace("\r", "\n").replace(" ", "").replace("\t", "")
     units = array("H")
-    units.frombytes(text.encode("utf-16-le", "surrogatepass"))
+    units.frombytes(flat.encode("utf-16-le", "surrogatepass"))
     if sys.byteorder == "big":
         units.byteswap()
-    previous_cr = False
-    for unit in units:
-        if unit == _SPACE or unit == _TAB or (previous_cr and unit == _LF):
-            previous_cr = False
-            continue
-        previous_cr = unit == _CR
-        yield _LF if previous_cr else unit
-    yield _END
+    return units
 
 
-def _hashes(units: Iterable[int]) -> Iterator[str]:
-    window = [0] * _BLOCK
-    starts = [False] * _BLOCK  # does a line start at this window slot
-    counts: dict[str, int] = {}
-    value = 0
-    index = 0
-    line_start = True
+class LineHashes:
+    """GitHub's hash of any line of one text. Only the lines asked for are hashed (a polynomial over
+    their 100-unit window, the value the rolling hash has there); the `:n` counts compare the
+    windows themselves, which is what equal hash values stand for."""
 
-    def hashed() -> str:
-        text = format(value, "x")
-        counts[text] = counts.get(text, 0) + 1
-        return f"{text}:{counts[text]}"
+    def __init__(self, text: str) -> None:
+        units = _units(text)
+        units.append(_END)
+        self._stream = units + array("H", bytes(2 * _BLOCK))  # zeros complete the last windows
+        # A line starts at the first unit and after every LF; the end marker starts the last line.
+        starts = [0]
+        position = 0
+        try:
+            while True:
+                position = units.index(_LF, position) + 1
+                starts.append(position)
+        except ValueError:
+            pass
+        self._starts = starts
+        seen: dict[bytes, int] = {}
+        self._counts: list[int] = []
+        for start in starts:
+            window = self._stream[start : start + _BLOCK].tobytes()
+            seen[window] = seen.get(window, 0) + 1
+            self._counts.append(seen[window])
 
-    # A slot comes round again after 100 more units: the hash then covers that line's window.
-    for unit in units:
-        if starts[index]:
-            yield hashed()
-            starts[index] = False
-        if line_start:
-            starts[index] = True
-            line_start = False
-        line_start = unit == _LF
-        value = (_MULTIPLIER * value + unit - _FIRST * window[index]) & _MASK
-        window[index] = unit
-        index = (index + 1) % _BLOCK
-    for _ in range(_BLOCK):  # pad with zeros to flush the last lines
-        if starts[index]:
-            yield hashed()
-            starts[index] = False
-        value = (_MULTIPLIER * value - _FIRST * window[index]) & _MASK
-        window[index] = 0
-        index = (index + 1) % _BLOCK
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def line(self, number: int) -> str | None:
+        """The hash of 1-based line `number`, or None past the end of the text."""
+        if not 1 <= number <= len(self._starts):
+            return None
+        start = self._starts[number - 1]
+        value = 0
+        for unit in self._stream[start : start + _BLOCK]:
+            value = (_MULTIPLIER * value + unit) & _MASK
+        return f"{value:x}:{self._counts[number - 1]}"
 
 
 def line_hashes(text: str) -> list[str]:
     """The hash of every line of `text`, in order (index 0 is line 1)."""
-    return list(_hashes(_significant(text)))
+    hashes = LineHashes(text)
+    return [hashes.line(number) or "" for number in range(1, len(hashes) + 1)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from kubegap_lint.report.linehash import line_hashes
+from kubegap_lint.report.linehash import LineHashes
 from kubegap_lint.report.sarif_paths import UriMapper
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -16,7 +16,7 @@ class SourceFiles:
         self.mapper = mapper
         self._texts: dict[str, str | None] = {}
         self._lines: dict[str, list[str]] = {}
-        self._hashes: dict[str, list[str]] = {}
+        self._hashes: dict[str, LineHashes] = {}
 
     def text(self, display: str) -> str | None:
         """The file as upload-sarif reads it (UTF-8, bad bytes replaced); None when unreadable."""
@@ -47,6 +47,5 @@ class SourceFiles:
         if text is None:
             return None
         if display not in self._hashes:
-            self._hashes[display] = line_hashes(text)
-        hashes = self._hashes[display]
-        return hashes[line - 1] if 1 <= line <= len(hashes) else None
+            self._hashes[display] = LineHashes(text)
+        return self._hashes[display].line(line)
