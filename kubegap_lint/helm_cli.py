@@ -24,8 +24,8 @@ import click
               help="CHARTS are files (as pre-commit passes them): lint each chart they belong to once.")
 @click.option("--allow-missing-helm", is_flag=True,
               help="Pass (exit 0, with a note) instead of failing when no helm binary exists.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
+              show_default=True, help="Output format (sarif: GitHub code scanning; github: workflow commands).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "note"]), default=None,
               help="Lowest severity that makes the exit code 1 [default: warning].")
@@ -35,11 +35,16 @@ import click
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="Use this configuration file instead of the one found from the chart's folder.")
 @click.option("--no-config", is_flag=True, help="Ignore configuration files.")
+@click.option("--sarif-root", type=click.Path(exists=True, file_okay=False), default=None,
+              help="SARIF URIs are relative to DIR [default: the git top level, else the current directory].")
+@click.option("--sarif-category", default=None,
+              help="SARIF runs[0].automationDetails.id, for several uploads on one commit.")
 def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[str, ...],
                  release: str | None, namespace: str | None, helm_path: str | None, from_files: bool,
                  allow_missing_helm: bool, fmt: str, output: str | None, fail_on: str | None,
                  select: tuple[str, ...], ignore: tuple[str, ...], no_colour: bool,
-                 config_file: str | None = None, no_config: bool = False) -> None:
+                 config_file: str | None = None, no_config: bool = False, sarif_root: str | None = None,
+                 sarif_category: str | None = None) -> None:
     """Render CHART with `helm template` and lint the output; findings point at the templates."""
     from kubegap_lint import cli as main_cli
     from kubegap_lint.helm_run import HelmError, HelmMissing, RenderOptions, charts_of, find_helm, render
@@ -89,6 +94,12 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
         from kubegap_lint.report.jsonfmt import render_json
 
         main_cli._write(render_json(result, linter.params), output)
+    elif fmt == "sarif":
+        main_cli._write_sarif(result, output, sarif_root, sarif_category)
+    elif fmt == "github":
+        from kubegap_lint.report.github import render_github
+
+        main_cli._write(render_github(result), output)
     else:
         from kubegap_lint.report.text import render_text
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,19 +47,18 @@ def _expand(value: str, context: dict[str, dict[str, str]]) -> str:
 
 @pytest.fixture()
 def workspace(tmp_path: Path) -> dict[str, Any]:
-    """A repository checkout with a manifest, a stand-in helm and kubegap-lint on PATH."""
+    """A repository checkout with manifests and the example chart, a stand-in helm that prints the
+    chart's recorded `helm template` output, and kubegap-lint from this checkout on PATH."""
     root = tmp_path / "repo"
     (root / "k8s").mkdir(parents=True)
-    (root / "charts" / "trainer").mkdir(parents=True)
     (root / "k8s" / "job.yaml").write_text(GPU_JOB.read_text())
+    shutil.copytree(EXAMPLES / "helm" / "gpu-train", root / "charts" / "gpu-train")
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    rendered = "---\n# Source: trainer/templates/job.yaml\n" + GPU_JOB.read_text().replace("finetune", "trainer")
-    (tmp_path / "rendered.yaml").write_text(rendered)
     helm = bin_dir / "helm"
     helm.write_text(f"#!/bin/sh\ncase \"$1\" in\n  dependency) exit 0 ;;\n"
-                    f"  template) cat '{tmp_path / 'rendered.yaml'}' ;;\n"
+                    f"  template) cat '{EXAMPLES / 'helm' / 'rendered.yaml'}' ;;\n"
                     "  *) echo \"stand-in helm: $*\" >&2; exit 1 ;;\nesac\n")
     lint = bin_dir / "kubegap-lint"
     lint.write_text(f"#!/bin/sh\nPYTHONPATH='{REPO}' exec '{sys.executable}' -m kubegap_lint \"$@\"\n")
@@ -146,20 +146,25 @@ def test_workflow_example_renders_lints_and_uploads(workspace: dict[str, Any]) -
     render = _step(steps, name="Render")
     assert "helm template" in render["run"]
 
-    # Run the render step with the stand-in helm, then the action as the lint step calls it.
-    env = {**workspace["env"], **{k: str(v) for k, v in job["env"].items()}}
-    proc = _run_script(render["run"], workspace["root"], env)
+    # Run the render step with the stand-in helm on the example chart, then the action as the
+    # lint step calls it.
+    job_env = {**{k: str(v) for k, v in job["env"].items()}, "CHART": "charts/gpu-train", "RELEASE": "demo"}
+    proc = _run_script(render["run"], workspace["root"], {**workspace["env"], **job_env})
     assert proc.returncode == 0, proc.stderr
-    inputs = {k: _expand(str(v), {"env": job["env"]}) for k, v in lint["with"].items()}
+    inputs = {k: _expand(str(v), {"env": job_env}) for k, v in lint["with"].items()}
+    inputs["args"] = "--select KG201,KG303,KG501"  # the rules the example chart was written for
     proc = _action_lint(workspace, **inputs)
     assert proc.returncode == 0, proc.stderr
     sarif_file = workspace["root"] / _outputs(workspace)["sarif-file"]
     log = json.loads(sarif_file.read_text())
     results = log["runs"][0]["results"]
-    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
-    assert uris == {"k8s/job.yaml", "rendered/trainer.yaml"}
-    rendered = [r for r in results
-                if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "rendered/trainer.yaml"]
-    assert {r["properties"]["helmTemplate"] for r in rendered} == {"trainer/templates/job.yaml"}
+    primary = sorted({r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results})
+    assert primary == ["charts/gpu-train/charts/inference/templates/deployment.yaml",
+                       "charts/gpu-train/templates/job.yaml", "charts/gpu-train/templates/preflight-hook.yaml",
+                       "k8s/job.yaml"]
+    related = {r["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+               for r in results if "relatedLocations" in r}
+    assert related == {"rendered/demo.yaml"}
+    assert log["runs"][0]["automationDetails"] == {"id": "kubegap-lint/"}
     if SCHEMA.is_file():
         assert schema_problems(log) == [] and github_problems(log) == []

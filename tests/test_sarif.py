@@ -7,6 +7,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +54,70 @@ def test_golden_sarif_of_each_example_folder(folder: Path) -> None:
         " intended, run `bash scripts/update-sarif-golden.sh` and review the diff")
 
 
+HELM_ARGS = ["lint", "--format", "sarif", "--select", "KG201,KG303,KG501", "--sarif-root", ".",
+             "examples/helm/rendered.yaml"]
+
+
+def test_golden_sarif_of_the_helm_example() -> None:
+    golden = GOLDEN / "helm-gpu-train.sarif"
+    proc = run_cli(*HELM_ARGS)
+    assert proc.returncode == 1, proc.stderr.decode()
+    assert golden.is_file() and proc.stdout == golden.read_bytes(), (
+        "SARIF of examples/helm differs from its golden file: run `bash scripts/update-sarif-golden.sh`")
+
+
 def test_no_golden_without_an_example_folder() -> None:
-    assert sorted(p.stem for p in GOLDEN.glob("*.sarif")) == [p.name for p in EXAMPLE_DIRS]
+    assert sorted(p.stem for p in GOLDEN.glob("*.sarif")) == sorted([p.name for p in EXAMPLE_DIRS] + ["helm-gpu-train"])
+
+
+@needs_schema
+def test_helm_findings_point_at_templates_with_the_rendered_line_related() -> None:
+    log, _ = sarif_of("--select", "KG201,KG303,KG501", "examples/helm/rendered.yaml")
+    assert schema_problems(log) == [] and github_problems(log) == []
+    results = log["runs"][0]["results"]
+    assert len(results) == 6
+    rendered_lines = (REPO / "examples" / "helm" / "rendered.yaml").read_text().splitlines()
+    for result in results:
+        primary = result["locations"][0]["physicalLocation"]
+        assert primary["artifactLocation"]["uri"].startswith("examples/helm/gpu-train/")
+        (related,) = result["relatedLocations"]
+        assert related["physicalLocation"]["artifactLocation"]["uri"] == "examples/helm/rendered.yaml"
+        line = related["physicalLocation"]["region"]["startLine"]
+        assert f"(rendered output: [examples/helm/rendered.yaml:{line}](1))" in result["message"]["text"]
+        assert rendered_lines[line - 1].strip()  # the rendered line holds the node
+    kg303 = next(r for r in results if r["ruleId"] == "KG303")
+    assert kg303["locations"][0]["physicalLocation"]["region"]["startLine"] == 32
+    assert kg303["properties"]["helmTemplate"] == "gpu-train/templates/job.yaml"
+    approximate = [r for r in results if r["properties"].get("lineApproximate")]
+    assert [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in approximate] == [
+        "examples/helm/gpu-train/charts/inference/templates/deployment.yaml"]
+
+
+def test_helm_command_writes_sarif_on_the_templates(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    helm = bin_dir / "helm"
+    standin = REPO / "tests" / "helm_standin" / "helm.py"
+    helm.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{standin}" "$@"\n')
+    helm.chmod(0o755)
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+           "HELM_STANDIN_LOG": str(tmp_path / "calls.jsonl")}
+    proc = run_cli("helm", "examples/helm/gpu-train", "--release", "demo", "--namespace", "ml",
+                   "--format", "sarif", "--sarif-category", "charts/gpu-train", "--select", "KG201,KG303,KG501",
+                   env=env)
+    assert proc.returncode == 1, proc.stderr.decode()
+    log = json.loads(proc.stdout)
+    run = log["runs"][0]
+    assert run["automationDetails"] == {"id": "charts/gpu-train/"}
+    results = run["results"]
+    assert len(results) == 6
+    for result in results:
+        assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith(
+            "examples/helm/gpu-train/")
+        assert "relatedLocations" not in result  # the rendered output is not a file
+        assert result["properties"]["renderedLocation"]["path"] == "<helm template examples/helm/gpu-train>"
+    if SCHEMA.is_file():
+        assert schema_problems(log) == [] and github_problems(log) == []
 
 
 def test_same_input_same_bytes() -> None:
@@ -114,6 +177,7 @@ def test_multitool_accepts_the_examples_and_the_corpus(tmp_path: Path) -> None:
     examples = tmp_path / "examples.sarif"
     examples.write_bytes(run_cli("--format", "sarif", "examples").stdout)
     files.append(examples)
+    files.append(GOLDEN / "helm-gpu-train.sarif")  # related locations: the rendered output
     if CORPUS.is_dir():
         corpus = tmp_path / "corpus.sarif"
         corpus.write_bytes(run_cli("--format", "sarif", "--sarif-root", str(SHARED), str(CORPUS)).stdout)
@@ -238,10 +302,15 @@ def _assert_fingerprints_unique(log: dict[str, Any]) -> None:
     results = log["runs"][0]["results"]
     ours = [r["partialFingerprints"]["kubegapFingerprint/v1"] for r in results]
     assert len(set(ours)) == len(ours), "two findings share a kubegapFingerprint/v1"
-    # GitHub folds results with the same rule, file and line hash into one alert.
-    github_keys = [(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
-                    r["partialFingerprints"].get("primaryLocationLineHash")) for r in results]
-    assert len(set(github_keys)) == len(github_keys), "two findings would become one GitHub alert"
+    # GitHub folds results with the same rule, file and line hash into one alert. The hash tells
+    # lines apart (even identical ones, by its :n count), so only findings of one rule on one line
+    # share an alert (docs/sarif.md).
+    def place(r: dict[str, Any]) -> tuple[str, str]:
+        physical = r["locations"][0]["physicalLocation"]
+        return r["ruleId"], physical["artifactLocation"]["uri"]
+    github_keys = {(*place(r), r["partialFingerprints"].get("primaryLocationLineHash")) for r in results}
+    lines = {(*place(r), r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in results}
+    assert len(github_keys) == len(lines), "findings on different lines would become one GitHub alert"
 
 
 def test_fingerprints_survive_lines_inserted_above(tmp_path: Path) -> None:

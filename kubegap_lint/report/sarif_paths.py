@@ -39,7 +39,7 @@ class UriMapper:
         self._cache: dict[str, str | None] = {}
 
     def file_path(self, display: str) -> str | None:
-        """The real file behind a display path; None for stdin."""
+        """The real path behind a display path; None for stdin."""
         if display == STDIN_DISPLAY:
             return None
         return os.path.realpath(os.path.join(self.cwd, display))
@@ -57,13 +57,11 @@ class UriMapper:
 
     def _relative(self, display: str) -> str | None:
         real = self.file_path(display)
-        if real is None:
+        if real is None or not os.path.isfile(real):  # stdin, `<helm template chart>`, a missing file
             return None
         try:
             relative = Path(real).relative_to(self.root)
         except ValueError:
-            return None
-        if relative == Path("."):
             return None
         return relative.as_posix()
 
@@ -72,10 +70,11 @@ class UriMapper:
         uri = self.uri(display)
         if uri is not None:
             return uri
-        if display == STDIN_DISPLAY:
+        real = self.file_path(display)
+        if real is None or not os.path.isfile(real):
             raise UsageError(
-                "SARIF needs a file in the repository for every finding, and this one was read from"
-                " stdin: write the stream to a file under the SARIF root and lint that file")
+                f"SARIF needs a file in the repository for every finding, and {display} is not one:"
+                " write the stream to a file under the SARIF root and lint that file")
         raise UsageError(
             f"{display} is outside the SARIF root {self.root}: SARIF locations must be relative to"
             " the repository; lint files under it or pass --sarif-root DIR")
