@@ -38,34 +38,44 @@ class PositionIndex:
     The objects must stay alive while the index is used (they do: the document holds them).
     Views built from the data register their own objects with `alias` so that a policy's
     result can be located whether it came from the raw resource or from a view.
+
+    The tables hold the parser's marks (0-based line and column), turned into `Position`s
+    only when asked: most of them are never looked up, and building a Position for each key
+    of a large stream cost more than parsing it.
     """
 
-    __slots__ = ("nodes", "keys", "key_of")
+    __slots__ = ("nodes", "keys", "key_of", "offset")
 
-    def __init__(self) -> None:
-        self.nodes: dict[int, Position] = {}  # container -> where it starts
-        self.keys: dict[int, dict[str, Position]] = {}  # mapping -> key -> where the key is
-        self.key_of: dict[int, Position] = {}  # container -> where the key that holds it is
+    def __init__(self, line_offset: int = 0) -> None:
+        self.nodes: dict[int, Any] = {}  # container -> mark of where it starts
+        self.keys: dict[int, dict[str, Any]] = {}  # mapping -> key -> mark of the key
+        self.key_of: dict[int, Any] = {}  # container -> mark of the key that holds it
+        self.offset = line_offset  # lines before the document's chunk in its file
+
+    def _position(self, mark: Any) -> Position | None:
+        if mark is None:
+            return None
+        return Position(mark.line + 1 + self.offset, mark.column + 1)
 
     def node(self, obj: Any) -> Position | None:
-        return self.nodes.get(id(obj))
+        return self._position(self.nodes.get(id(obj)))
 
     def anchor(self, obj: Any) -> Position | None:
         """The best line for a container: the key that holds it, else where it starts."""
-        return self.key_of.get(id(obj)) or self.nodes.get(id(obj))
+        return self._position(self.key_of.get(id(obj)) or self.nodes.get(id(obj)))
 
     def key(self, mapping: Any, name: str) -> Position | None:
         table = self.keys.get(id(mapping))
-        return table.get(name) if table else None
+        return self._position(table.get(name)) if table else None
 
     def alias(self, view_obj: Any, raw_obj: Any) -> None:
         """Make a view object locate like the raw object it stands for."""
-        pos = self.nodes.get(id(raw_obj))
-        if pos is not None:
-            self.nodes[id(view_obj)] = pos
-        key_pos = self.key_of.get(id(raw_obj))
-        if key_pos is not None:
-            self.key_of[id(view_obj)] = key_pos
+        mark = self.nodes.get(id(raw_obj))
+        if mark is not None:
+            self.nodes[id(view_obj)] = mark
+        key_mark = self.key_of.get(id(raw_obj))
+        if key_mark is not None:
+            self.key_of[id(view_obj)] = key_mark
 
 
 @dataclass
@@ -108,31 +118,88 @@ def _parser_class() -> type:
 _PARSER: type | None = None
 
 
-def _scalar(node: Any) -> Any:
+# Light nodes. The C parser builds each node by calling the classes named ScalarNode,
+# SequenceNode and MappingNode in its module; ruamel's own are Python classes whose
+# constructors (a Tag object per node) cost more than the parsing itself. While one document
+# is composed, `_compose` puts these in their place: a scalar becomes the tuple of the
+# constructor's arguments (tag, value, start_mark, end_mark, style); a collection a small
+# object whose `end_mark` the parser sets when the collection ends.
+def _scalar_node(*args: Any) -> tuple[Any, ...]:
+    return args
+
+
+class _SequenceNode:
+    __slots__ = ("tag", "value", "start_mark", "end_mark", "flow_style")
+
+    def __init__(self, tag: Any, value: Any, start_mark: Any, end_mark: Any, flow_style: Any) -> None:
+        self.tag = tag
+        self.value = value
+        self.start_mark = start_mark
+        self.end_mark = end_mark
+        self.flow_style = flow_style
+
+
+class _MappingNode(_SequenceNode):
+    __slots__ = ()
+
+
+def _compose(text: str) -> Any:
+    """The document's root node (light nodes), or None for an empty document."""
+    import _ruamel_yaml
+
+    module: Any = _ruamel_yaml
+    saved = (module.ScalarNode, module.SequenceNode, module.MappingNode)
+    module.ScalarNode, module.SequenceNode, module.MappingNode = _scalar_node, _SequenceNode, _MappingNode
+    try:
+        return _parser_class()(text).get_single_node()
+    except Exception:
+        pass
+    finally:
+        module.ScalarNode, module.SequenceNode, module.MappingNode = saved
+    # A fault: parse again with ruamel's own nodes, whose error (some read a node's start mark,
+    # which a light scalar does not have) is the one to report.
+    return _parser_class()(text).get_single_node()
+
+
+def _tag_text(tag: str) -> str:
+    """An explicit tag as ruamel.yaml's nodes spell it (URI escapes decoded)."""
+    from ruamel.yaml.tag import Tag
+
+    return str(Tag(suffix=tag))
+
+
+def _scalar(node: tuple[Any, ...]) -> Any:
     """Resolve a scalar node to a plain value; tagged values are kept as text, never built."""
-    value: str = node.value
-    tag = node.tag
-    if tag and tag != "None" and tag != "!":
-        if tag.startswith(_TAG_PREFIX):
-            short = tag[len(_TAG_PREFIX) :]
-            if short in ("int", "float", "bool", "null"):
-                resolved = _plain(value)
-                return resolved if resolved is not value else value
-        return value
-    if node.style:  # quoted, literal or folded: always a string
+    tag, value, _, _, style = node
+    if tag is not None:
+        text = _tag_text(tag)
+        if text and text != "None" and text != "!":
+            if text.startswith(_TAG_PREFIX):
+                short = text[len(_TAG_PREFIX) :]
+                if short in ("int", "float", "bool", "null"):
+                    resolved = _plain(value)
+                    return resolved if resolved is not value else value
+            return value
+    if style:  # quoted, literal or folded: always a string
         return value
     return _plain(value)
 
 
+# Plain scalars that are not strings, by their exact text (YAML 1.1, as Kubernetes reads it).
+_SPECIAL: dict[str, Any] = {
+    **{text: None for text in _NULLS},
+    **{text: True for text in _TRUE},
+    **{text: False for text in _FALSE},
+    ".inf": float("inf"), ".Inf": float("inf"), ".INF": float("inf"), "+.inf": float("inf"),
+    "-.inf": float("-inf"), "-.Inf": float("-inf"), "-.INF": float("-inf"),
+}
+_NUMBER_START = frozenset("0123456789-+.")
+
+
 def _plain(value: str) -> Any:
-    if value in _NULLS:
-        return None
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    first = value[0]
-    if first.isdigit() or first in "-+.":
+    if value in _SPECIAL:
+        return _SPECIAL[value]
+    if value[0] in _NUMBER_START:
         try:
             if _INT_RE.match(value):
                 return int(value.replace("_", ""))
@@ -144,17 +211,16 @@ def _plain(value: str) -> Any:
                 return float(value.replace("_", ""))
         except ValueError:
             return value
-    if value in (".inf", ".Inf", ".INF", "+.inf"):
-        return float("inf")
-    if value in ("-.inf", "-.Inf", "-.INF"):
-        return float("-inf")
     return value
 
 
 def _key_text(node: Any) -> str:
-    if type(node).__name__ == "ScalarNode":
-        return str(node.value)
-    return f"<{type(node).__name__.replace('Node', '').lower()} key>"
+    if type(node) is tuple:
+        return str(node[1])
+    return "<mapping key>" if type(node) is _MappingNode else "<sequence key>"
+
+
+_MERGE_TAGS = ("tag:yaml.org,2002:merge", "None")
 
 
 class _Walker:
@@ -162,45 +228,41 @@ class _Walker:
 
     def __init__(self, line_offset: int) -> None:
         self.offset = line_offset
-        self.index = PositionIndex()
+        self.index = PositionIndex(line_offset)
         self.problems: list[ParseProblem] = []
         self.memo: dict[int, Any] = {}
-        self.merges: list[tuple[Position, dict[str, Any], list[Any]]] = []
+        self.merges: list[tuple[Any, dict[str, Any], list[Any]]] = []
         self.aliased = False
 
     def pos(self, mark: Any) -> Position:
         return Position(mark.line + 1 + self.offset, mark.column + 1)
 
-    def container(self, node: Any, stack: list[tuple[Any, Any]]) -> Any:
+    def value(self, node: Any, stack: list[tuple[Any, Any]]) -> Any:
+        if type(node) is tuple:
+            return _scalar(node)
         known = self.memo.get(id(node))
         if known is not None:
             self.aliased = True
             return known
-        obj: Any = {} if type(node).__name__ == "MappingNode" else []
+        obj: Any = {} if type(node) is _MappingNode else []
         self.memo[id(node)] = obj
-        self.index.nodes[id(obj)] = self.pos(node.start_mark)
+        self.index.nodes[id(obj)] = node.start_mark
         stack.append((node, obj))
         return obj
-
-    def value(self, node: Any, stack: list[tuple[Any, Any]]) -> Any:
-        if type(node).__name__ == "ScalarNode":
-            return _scalar(node)
-        return self.container(node, stack)
 
     def walk(self, root: Any) -> Any:
         stack: list[tuple[Any, Any]] = []
         result = self.value(root, stack)
         while stack:
             node, obj = stack.pop()
-            if isinstance(obj, list):
-                for item in node.value:
-                    obj.append(self.value(item, stack))
+            if type(obj) is list:
+                self.fill_sequence(node, obj, stack)
             else:
                 self.fill_mapping(node, obj, stack)
         # Merge after filling, in text order: an anchor is defined before it is used, so a
         # merged mapping's own merges are applied before it is merged elsewhere. Keys already
         # present (explicit, or from an earlier source) win, as YAML's merge key says.
-        for _, target, sources in sorted(self.merges, key=lambda m: m[0]):
+        for _, target, sources in sorted(self.merges, key=lambda m: (m[0].line, m[0].column)):
             for source in sources:
                 if isinstance(source, dict):
                     for k, v in source.items():
@@ -208,34 +270,57 @@ class _Walker:
                             target[k] = v
         return result
 
+    def fill_sequence(self, node: Any, obj: list[Any], stack: list[tuple[Any, Any]]) -> None:
+        append = obj.append
+        value = self.value
+        for item in node.value:
+            # Plain untagged scalars are most items: resolve them here, without a call.
+            if type(item) is tuple and item[0] is None and not item[4]:
+                text = item[1]
+                append(_plain(text) if text in _SPECIAL or text[:1] in _NUMBER_START else text)
+            else:
+                append(value(item, stack))
+
     def fill_mapping(self, node: Any, obj: dict[str, Any], stack: list[tuple[Any, Any]]) -> None:
-        key_positions: dict[str, Position] = {}
-        self.index.keys[id(obj)] = key_positions
-        first_seen: dict[str, Position] = {}
+        key_marks: dict[str, Any] = {}
+        index = self.index
+        index.keys[id(obj)] = key_marks
+        key_of = index.key_of
+        value = self.value
         for key_node, value_node in node.value:
-            key = _key_text(key_node)
-            key_pos = self.pos(key_node.start_mark)
-            if key == MERGE_KEY and key_node.tag in ("tag:yaml.org,2002:merge", "None"):
-                merged = self.value(value_node, stack)
-                sources = merged if isinstance(merged, list) else [merged]
-                self.merges.append((key_pos, obj, sources))
-                continue
-            if key in first_seen:
-                first = first_seen[key]
+            if type(key_node) is tuple:
+                key = str(key_node[1])
+                key_mark = key_node[2]
+                if key == MERGE_KEY and (key_node[0] is None or _tag_text(key_node[0]) in _MERGE_TAGS):
+                    merged = value(value_node, stack)
+                    sources = merged if isinstance(merged, list) else [merged]
+                    self.merges.append((key_mark, obj, sources))
+                    continue
+            else:
+                key = _key_text(key_node)
+                key_mark = key_node.start_mark
+            if key in key_marks:
+                first = self.pos(key_marks[key])
                 self.problems.append(
                     ParseProblem(
                         "yaml-duplicate-key",
                         f"key '{key}' is repeated in this mapping (first at line {first.line});"
                         " Kubernetes keeps the last value and silently drops the first",
-                        key_pos,
+                        self.pos(key_mark),
                     )
                 )
-            first_seen[key] = key_pos
-            key_positions[key] = key_pos
-            value = self.value(value_node, stack)
-            obj[key] = value
-            if isinstance(value, (dict, list)) and id(value) not in self.index.key_of:
-                self.index.key_of[id(value)] = key_pos
+            key_marks[key] = key_mark
+            if type(value_node) is tuple:
+                if value_node[0] is None and not value_node[4]:
+                    text = value_node[1]
+                    obj[key] = _plain(text) if text in _SPECIAL or text[:1] in _NUMBER_START else text
+                else:
+                    obj[key] = _scalar(value_node)
+                continue
+            item = value(value_node, stack)
+            obj[key] = item
+            if id(item) not in key_of:
+                key_of[id(item)] = key_mark
 
 
 def _expanded_size(root: Any, limit: int) -> int:
@@ -296,8 +381,7 @@ def parse_chunk(chunk: Chunk) -> ParsedDocument:
     fallback = Position(chunk.first_line + 1, 1)
     walker = _Walker(chunk.first_line)
     try:
-        parser = _parser_class()(chunk.text)
-        node = parser.get_single_node()
+        node = _compose(chunk.text)
     except Exception as exc:  # the C parser raises several error types; all are input faults
         problem = ParseProblem(
             "yaml-syntax-error", _error_message(exc), _error_position(exc, chunk, fallback)
@@ -305,7 +389,7 @@ def parse_chunk(chunk: Chunk) -> ParsedDocument:
         return ParsedDocument(None, walker.index, fallback, [problem])
     if node is None:
         return ParsedDocument(None, walker.index, fallback, [])
-    start = walker.pos(node.start_mark)
+    start = walker.pos(node[2] if type(node) is tuple else node.start_mark)
     data = walker.walk(node)
     if walker.aliased:
         size = _expanded_size(data, MAX_EXPANDED_NODES)
