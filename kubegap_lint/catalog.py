@@ -201,6 +201,16 @@ def policy_files(folder: Path) -> list[Path]:
 
 def load_catalog(extra_dirs: Iterable[Path] = (), builtin_dir: Path | None = None) -> Catalog:
     """Load built-in (and extra) policies with their incidents; all errors are collected."""
+    extra_dirs = list(extra_dirs)
+    if not extra_dirs:  # the built-in catalog alone: kept between runs (catalogcache.py)
+        from kubegap_lint.catalogcache import cached
+
+        folder = builtin_dir or policies_dir()
+        return cached("catalog", folder, lambda: _load_catalog([], folder), Catalog)
+    return _load_catalog(extra_dirs, builtin_dir)
+
+
+def _load_catalog(extra_dirs: list[Path], builtin_dir: Path | None) -> Catalog:
     folder = builtin_dir or policies_dir()
     errors: list[str] = []
     incidents: dict[str, Incident] = {}

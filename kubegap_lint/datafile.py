@@ -4,7 +4,6 @@ error names the file, the line and the field."""
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,8 @@ def load_yaml(path: Path | str, text: str | None = None) -> tuple[Any, PositionI
 
 @lru_cache(maxsize=None)
 def _validator(schema_name: str) -> Any:
+    import json
+
     import jsonschema  # heavy: imported only when a data file is validated
 
     with open(schema_path(schema_name), encoding="utf-8") as handle:
@@ -88,10 +89,22 @@ def _short(error: Any) -> str:
 
 
 def load_validated(path: Path | str, schema_name: str, text: str | None = None) -> tuple[Any, PositionIndex]:
+    if text is None:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DataFileError([f"{path}: cannot be read: {exc}"]) from None
     data, positions = load_yaml(path, text)
+    # A text that passed this schema before passes again: skip jsonschema (see validcache.py).
+    from kubegap_lint import validcache
+
+    key = validcache.digest(schema_path(schema_name), text)
+    if validcache.is_valid(key):
+        return data, positions
     problems = schema_errors(data, positions, schema_name, str(path))
     if problems:
         raise DataFileError(problems)
+    validcache.remember(key)
     return data, positions
 
 

@@ -3,7 +3,6 @@ docs/writing-policies.md. They are pure: no I/O, no code from the policy is ever
 
 from __future__ import annotations
 
-import difflib
 import re
 from functools import lru_cache
 from typing import Any
@@ -97,6 +96,8 @@ class PolicyFunctions(jmespath.functions.Functions):
     def _func_closest(self, name: str, candidates: list[Any]) -> str | None:
         """The most similar candidate (for did-you-mean messages), or null."""
         words = [c for c in candidates if isinstance(c, str)]
+        import difflib  # only for did-you-mean messages
+
         found = difflib.get_close_matches(name, words, n=1, cutoff=0.75)
         return found[0] if found else None
 

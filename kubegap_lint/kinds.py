@@ -152,6 +152,14 @@ def rules_from_entries(entries: list[Any], display: str, positions: PositionInde
 
 
 def load_kind_table(path: Path | None = None) -> KindTable:
-    path = path or policies_dir() / "workloads.yaml"
+    if path is None:  # the built-in table: kept between runs (catalogcache.py)
+        from kubegap_lint.catalogcache import cached
+
+        return cached("workloads", policies_dir(), lambda: _load_kind_table(policies_dir() / "workloads.yaml"),
+                      KindTable)
+    return _load_kind_table(path)
+
+
+def _load_kind_table(path: Path) -> KindTable:
     data, _ = load_validated(path, "workloads.schema.json")
     return KindTable(_rule(entry) for entry in data["kinds"])

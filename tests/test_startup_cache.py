@@ -1,0 +1,102 @@
+"""The start-up caches (catalogcache.py, validcache.py) change nothing but the time taken."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_cli
+from kubegap_lint import catalog as catalog_module
+from kubegap_lint import validcache
+from kubegap_lint.catalog import load_catalog
+from kubegap_lint.errors import DataFileError
+from kubegap_lint.kinds import load_kind_table
+
+CLEAN = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: '1'\n"
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("KUBEGAP_LINT_CACHE_DIR", str(folder))
+    monkeypatch.delenv("KUBEGAP_LINT_NO_CACHE", raising=False)
+    monkeypatch.setattr(validcache, "_known", None)
+    return folder
+
+
+def _summary(catalog) -> list[tuple]:
+    return [(p.id, p.name, p.severity, p.message.text if p.message else None, p.evidence, p.path)
+            for p in catalog.policies] + sorted((k, v.title, v.urls) for k, v in catalog.incidents.items())
+
+
+def test_second_load_comes_from_the_cache_and_is_the_same(cache, monkeypatch) -> None:
+    first = load_catalog()
+    assert list(cache.glob("catalog-*.pickle"))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the built-in catalog was loaded from the files again")
+
+    monkeypatch.setattr(catalog_module, "_load_catalog", refuse)
+    second = load_catalog()
+    assert _summary(second) == _summary(first)
+    view = {"nccl_gpu": True, "pods": []}
+    for a, b in zip(first.policies, second.policies):
+        if a.applies_to is not None:
+            assert a.applies_to.search(view) == b.applies_to.search(view)
+    assert sorted(load_kind_table().kinds()) == sorted(load_kind_table().kinds())
+
+
+def test_an_edited_policy_is_validated_again(cache, tmp_path, monkeypatch) -> None:
+    policies = tmp_path / "policies"
+    shutil.copytree(REPO / "policies", policies)
+    monkeypatch.setenv("KUBEGAP_LINT_POLICIES", str(policies))
+    load_catalog()  # valid: cached
+    target = next(policies.glob("KG501-*.yaml"))
+    target.write_text(target.read_text(encoding="utf-8").replace("severity: warning", "severity: loud"),
+                      encoding="utf-8")
+    with pytest.raises(DataFileError) as raised:
+        load_catalog()
+    assert "severity" in str(raised.value)
+
+
+def test_an_unwritable_cache_folder_changes_nothing(tmp_path, monkeypatch) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x", encoding="utf-8")
+    monkeypatch.setenv("KUBEGAP_LINT_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.setattr(validcache, "_known", None)
+    assert _summary(load_catalog()) == _summary(catalog_module._load_catalog([], None))
+
+
+def test_a_corrupt_cache_file_is_ignored(cache) -> None:
+    expected = _summary(load_catalog())
+    for path in cache.glob("*.pickle"):
+        path.write_bytes(b"not a pickle")
+    assert _summary(load_catalog()) == expected
+
+
+def test_warm_start_imports_no_jsonschema_and_prints_the_same(tmp_path) -> None:
+    manifest = tmp_path / "one.yaml"
+    manifest.write_text(CLEAN, encoding="utf-8")
+    env = {"KUBEGAP_LINT_CACHE_DIR": str(tmp_path / "cache")}
+    runs = []
+    for _ in range(2):
+        result = run_cli(str(manifest), env=env)
+        runs.append(result)
+    assert runs[0].returncode == runs[1].returncode == 0
+    assert runs[0].stdout == runs[1].stdout
+    uncached = run_cli(str(manifest), env={"KUBEGAP_LINT_NO_CACHE": "1"})
+    assert uncached.stdout == runs[1].stdout
+    probe = subprocess.run(
+        [sys.executable, "-c",
+         "import sys; sys.argv=['kubegap-lint', sys.argv[1]];"
+         "import kubegap_lint.cli as c\ntry:\n c.main()\nexcept SystemExit:\n pass\n"
+         "print('jsonschema' in sys.modules, file=sys.stderr)", str(manifest)],
+        capture_output=True, text=True, cwd=str(REPO),
+        env={**os.environ, "PYTHONPATH": str(REPO), **env},
+    )
+    assert probe.stderr.strip().splitlines()[-1] == "False"
