@@ -113,12 +113,14 @@ def _resolve(paths: tuple[str, ...], config_file: str | None, no_config: bool, s
               help="SARIF URIs are relative to DIR [default: the git top level, else the current directory].")
 @click.option("--sarif-category", default=None,
               help="SARIF runs[0].automationDetails.id, for several uploads on one commit.")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Worker processes for large inputs (0: one per CPU; 1: one process). Same output.")
 def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None,
                  config_file: str | None, no_config: bool, select: tuple[str, ...],
                  ignore: tuple[str, ...], baseline: str | None, no_baseline: bool,
                  show_suppressed: bool, no_colour: bool, chart_dirs: tuple[str, ...] = (),
                  skip_chart_templates: bool = False, sarif_root: str | None = None,
-                 sarif_category: str | None = None) -> None:
+                 sarif_category: str | None = None, jobs: int = 0) -> None:
     """Lint manifests: files, folders (recursively) and - for stdin."""
     if not paths:
         _fail("no input: name files or folders to lint, or - for stdin (see --help)")
@@ -129,12 +131,14 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
     settings = resolved.settings
     settings.chart_dirs.extend(chart_dirs)
     linter = Linter(settings, catalog=catalog)
+    from kubegap_lint import parallel
+
     if skip_chart_templates:
         from kubegap_lint.helm_run import without_chart_templates
 
-        result = linter.lint_sources(*without_chart_templates(list(paths), settings.exclude))
+        result = parallel.lint_sources(linter, *without_chart_templates(list(paths), settings.exclude), jobs=jobs)
     else:
-        result = linter.lint_paths(paths)
+        result = parallel.lint_paths(linter, paths, jobs)
     for error in result.errors:
         click.echo(f"kubegap-lint: {error.display()}", err=True)
     if fmt == "json":

@@ -130,9 +130,12 @@ class Linter:
         return self._evaluate(items, errors, stats, keep_views)
 
     def _evaluate(self, items: list[Resource | InputFault], errors: list[InputError],
-                  stats: ReadStats, keep_views: bool) -> LintResult:
+                  stats: ReadStats, keep_views: bool, index: InputIndex | None = None) -> LintResult:
+        """Index the items and evaluate them; with `index`, one built from the whole input
+        (parallel.py evaluates part of the input against the index of all of it)."""
         findings: list[Finding] = []
-        index = InputIndex()
+        indexed = index is not None
+        index = index if index is not None else InputIndex()
         workloads: list[tuple[Resource, KindRule]] = []
         for item in items:
             if isinstance(item, InputFault):
@@ -140,7 +143,8 @@ class Linter:
                 if policy is not None:
                     findings.append(fault_finding(item, policy))
                 continue
-            index.add(item)
+            if not indexed:
+                index.add(item)
             rule = self.kind_table.lookup_or_infer(item.data)
             if rule is not None:
                 workloads.append((item, rule))

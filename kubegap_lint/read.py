@@ -135,53 +135,58 @@ def read_text(
     """Yield the resources and input faults of one stream, in document order."""
     bad = sorted(bad_lines or [])
     for chunk in split_documents(text.splitlines(True)):
-        stats.documents += 1
-        if not chunk.has_content:
+        yield from read_chunk(path, chunk, stats, bad)
+
+
+def read_chunk(path: str, chunk: Chunk, stats: ReadStats, bad: list[int]) -> Iterator[Resource | InputFault]:
+    """The resources and input faults of one document (parallel.py reads chunks in workers)."""
+    stats.documents += 1
+    if not chunk.has_content:
+        stats.empty_documents += 1
+        return
+    if bad:
+        lines = _chunk_lines(chunk)
+        hit = next((n for n in bad if n in lines), None)
+        if hit is not None:
+            yield InputFault(
+                "yaml-syntax-error",
+                "the file is not valid UTF-8 here; save it as UTF-8",
+                path, Position(hit, 1), chunk.index, chunk.helm_source,
+            )
+            return
+    if chunk.template_line is not None:
+        yield InputFault(
+            "unrendered-template",
+            "this document holds Go-template text ({{ ... }}); render the chart with"
+            " `helm template` and lint the output",
+            path, Position(chunk.template_line, 1), chunk.index, chunk.helm_source,
+        )
+        return
+    parsed = parse_chunk(chunk)
+    for problem in parsed.problems:
+        yield InputFault(
+            problem.rule, problem.message, path, problem.position, chunk.index, chunk.helm_source
+        )
+    data = parsed.data
+    if data is None:
+        if not parsed.problems:
             stats.empty_documents += 1
-            continue
-        if bad:
-            lines = _chunk_lines(chunk)
-            hit = next((n for n in bad if n in lines), None)
-            if hit is not None:
-                yield InputFault(
-                    "yaml-syntax-error",
-                    "the file is not valid UTF-8 here; save it as UTF-8",
-                    path, Position(hit, 1), chunk.index, chunk.helm_source,
-                )
-                continue
-        if chunk.template_line is not None:
-            yield InputFault(
-                "unrendered-template",
-                "this document holds Go-template text ({{ ... }}); render the chart with"
-                " `helm template` and lint the output",
-                path, Position(chunk.template_line, 1), chunk.index, chunk.helm_source,
-            )
-            continue
-        parsed = parse_chunk(chunk)
-        for problem in parsed.problems:
-            yield InputFault(
-                problem.rule, problem.message, path, problem.position, chunk.index, chunk.helm_source
-            )
-        data = parsed.data
-        if data is None:
-            if not parsed.problems:
-                stats.empty_documents += 1
-            continue
-        if not is_kubernetes_object(data):
-            stats.non_kubernetes_documents += 1
-            continue
-        items = _list_items(data)
-        if items is None:
+        return
+    if not is_kubernetes_object(data):
+        stats.non_kubernetes_documents += 1
+        return
+    items = _list_items(data)
+    if items is None:
+        stats.resources += 1
+        yield Resource(path, chunk.index, data, parsed.positions, parsed.start,
+                       chunk.helm_source, chunk.comments)
+        return
+    for item_index, item in enumerate(items):
+        if is_kubernetes_object(item):
             stats.resources += 1
-            yield Resource(path, chunk.index, data, parsed.positions, parsed.start,
-                           chunk.helm_source, chunk.comments)
-            continue
-        for item_index, item in enumerate(items):
-            if is_kubernetes_object(item):
-                stats.resources += 1
-                start = parsed.positions.node(item) or parsed.start
-                yield Resource(path, chunk.index, item, parsed.positions, start,
-                               chunk.helm_source, chunk.comments, item_index)
+            start = parsed.positions.node(item) or parsed.start
+            yield Resource(path, chunk.index, item, parsed.positions, start,
+                           chunk.helm_source, chunk.comments, item_index)
 
 
 def _list_items(data: dict[str, Any]) -> list[Any] | None:

@@ -1,0 +1,203 @@
+"""Lint a large input in worker processes, with the same result, byte for byte, as one process.
+
+Parsing is most of the work and needs nothing but the document, so it spreads well; the facts
+that cross resources (which PodDisruptionBudget selects a pod, the ConfigMaps behind `envFrom`,
+DRA claims) need the whole input. Two phases therefore, over workers that keep what they parsed:
+
+1. The parent reads every source and splits it into documents with the line scan (cheap),
+   then forks the workers. Each takes a contiguous run of documents (runs are balanced by
+   bytes, so one large stream is shared too), parses them, and sends back the cross-resource
+   index of its part.
+2. The parent merges the parts in input order into the index of the whole input, as the
+   serial run would have built it, and sends it to every worker. Each builds the workload
+   views of its documents against that index, evaluates the policies, and sends back its
+   findings, errors and estimates, which the parent puts together in input order.
+
+Parsed documents never cross a process boundary (their positions are keyed by object
+identity); only indexes and findings do. Where `fork` is not available, or the input is small,
+the serial path runs instead. tests/test_parallel.py checks that both give the same output.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+from typing import Any
+
+from kubegap_lint.index import InputIndex
+from kubegap_lint.lint import Linter, LintResult
+from kubegap_lint.model import InputError
+from kubegap_lint.read import InputFault, ReadStats, Resource, decode, read_chunk
+from kubegap_lint.scan import Chunk, split_documents
+from kubegap_lint.sources import Source, discover
+
+# Below this many bytes of input, forking and shipping findings back costs more than it saves.
+MIN_PARALLEL_BYTES = 1_000_000
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclass
+class _Unit:
+    """A contiguous run of one source's documents, linted by one worker."""
+
+    display: str
+    chunks: list[Chunk]
+    bad_lines: list[int]
+
+
+def _merge_index(total: InputIndex, part: InputIndex) -> None:
+    """Add a later part of the input to the index, exactly as adding its resources one by one would."""
+    total.budgets.extend(part.budgets)
+    for key, names in part.claims.items():
+        total.claims.setdefault(key, []).extend(names)
+    total.config_maps.update(part.config_maps)
+    total.device_claims.update(part.device_claims)
+
+
+def _add_stats(total: ReadStats, part: ReadStats) -> None:
+    for item in fields(ReadStats):
+        setattr(total, item.name, getattr(total, item.name) + getattr(part, item.name))
+
+
+def _worker(linter: Linter, units: list[_Unit], conn: Any) -> None:
+    try:
+        parsed: list[tuple[list[Resource | InputFault], ReadStats]] = []
+        parts: list[tuple[InputIndex, ReadStats]] = []
+        for unit in units:
+            stats = ReadStats()
+            items: list[Resource | InputFault] = []
+            for chunk in unit.chunks:
+                items.extend(read_chunk(unit.display, chunk, stats, unit.bad_lines))
+            part = InputIndex()
+            for item in items:
+                if isinstance(item, Resource):
+                    part.add(item)
+            parsed.append((items, stats))
+            parts.append((part, stats))
+        conn.send(("indexed", parts))
+        index = conn.recv()
+        results = []
+        for items, _ in parsed:
+            result = linter._evaluate(items, [], ReadStats(), False, index=index)
+            results.append((result.findings, result.errors, result.workloads, result.estimates))
+        conn.send(("evaluated", results))
+    except BaseException as exc:  # report and stop; the parent falls back to one process
+        try:
+            conn.send(("failed", f"{type(exc).__name__}: {exc}"))
+        except Exception:
+            pass
+    finally:
+        conn.close()
+
+
+def _split(units: list[_Unit], jobs: int) -> list[list[_Unit]]:
+    """Contiguous shares of the documents, in input order, of about equal bytes."""
+    total = sum(len(c.text) for u in units for c in u.chunks)
+    shares: list[list[_Unit]] = [[] for _ in range(jobs)]
+    done = 0
+    for unit in units:
+        for chunk in unit.chunks:
+            share = shares[min(jobs - 1, done * jobs // max(total, 1))]
+            if share and share[-1].display == unit.display and share[-1].bad_lines is unit.bad_lines:
+                share[-1].chunks.append(chunk)
+            else:
+                share.append(_Unit(unit.display, [chunk], unit.bad_lines))
+            done += len(chunk.text)
+    return [share for share in shares if share]
+
+
+def lint_sources(linter: Linter, sources: list[Source], errors: list[InputError] | None = None,
+                 jobs: int = 0) -> LintResult:
+    """Like `Linter.lint_sources`, in `jobs` processes (0: one per CPU) when the input is large."""
+    jobs = jobs or default_jobs()
+    if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+        result = _lint_parallel(linter, sources, list(errors or []), jobs)
+        if result is not None:
+            return result
+    return linter.lint_sources(sources, errors)
+
+
+def lint_paths(linter: Linter, paths: Iterable[str], jobs: int = 0) -> LintResult:
+    sources, errors = discover(paths, linter.settings.exclude)
+    return lint_sources(linter, sources, errors, jobs)
+
+
+def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputError], jobs: int) -> LintResult | None:
+    stats = ReadStats()
+    units: list[_Unit] = []
+    size = 0
+    for source in sources:
+        try:
+            raw = source.read_bytes()
+        except OSError as exc:
+            errors.append(InputError(source.display, f"cannot be read: {exc.strerror or exc}"))
+            continue
+        stats.files += 1
+        size += len(raw)
+        text, bad_lines = decode(raw)
+        units.append(_Unit(source.display, list(split_documents(text.splitlines(True))), sorted(bad_lines)))
+    if size < MIN_PARALLEL_BYTES:
+        return _serial(linter, units, errors, stats)
+    shares = _split(units, jobs)
+    if len(shares) < 2:
+        return _serial(linter, units, errors, stats)
+    context = multiprocessing.get_context("fork")
+    workers = []
+    try:
+        for share in shares:
+            parent_end, child_end = context.Pipe()
+            process = context.Process(target=_worker, args=(linter, share, child_end), daemon=True)
+            process.start()
+            child_end.close()
+            workers.append((process, parent_end))
+        index = InputIndex()
+        for _, conn in workers:
+            state, parts = conn.recv()
+            if state != "indexed":
+                return _serial(linter, units, errors, stats)
+            for part, part_stats in parts:
+                _merge_index(index, part)
+                _add_stats(stats, part_stats)
+        for _, conn in workers:
+            conn.send(index)
+        findings = []
+        policy_errors = []
+        workloads = 0
+        estimates = []
+        for _, conn in workers:
+            state, results = conn.recv()
+            if state != "evaluated":
+                return _serial(linter, units, errors, stats)
+            for unit_findings, unit_errors, unit_workloads, unit_estimates in results:
+                findings.extend(unit_findings)
+                policy_errors.extend(unit_errors)
+                workloads += unit_workloads
+                estimates.extend(unit_estimates)
+    except (EOFError, OSError):  # a worker died (killed, out of memory): do it in one process
+        return _serial(linter, units, errors, stats)
+    finally:
+        for process, conn in workers:
+            conn.close()
+            process.join(timeout=5)
+            if process.is_alive():
+                process.terminate()
+    findings.sort(key=lambda f: f.sort_key())
+    return LintResult(findings, errors + policy_errors, stats, workloads, linter.policies, linter.catalog, [], estimates)
+
+
+def _serial(linter: Linter, units: list[_Unit], errors: list[InputError], stats: ReadStats) -> LintResult:
+    """The one-process path over sources already read (a small input, or a worker failed)."""
+    fresh = ReadStats(files=stats.files)
+    items: list[Resource | InputFault] = []
+    for unit in units:
+        for chunk in unit.chunks:
+            items.extend(read_chunk(unit.display, chunk, fresh, unit.bad_lines))
+    return linter._evaluate(items, errors, fresh, False)

@@ -1,0 +1,143 @@
+"""Linting in worker processes must give the serial run's output, byte for byte."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from conftest import CORPUS, EXAMPLES, REPO, run_cli
+from kubegap_lint import parallel
+from kubegap_lint.report.jsonfmt import render_json
+from kubegap_lint.sources import discover
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("bench_generate", REPO / "bench" / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+CROSS_FILE_A = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: nccl, namespace: team}
+data: {TORCH_NCCL_TRACE_BUFFER_SIZE: "0"}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: pdb, namespace: team}
+spec: {maxUnavailable: 0, selector: {matchLabels: {app: train}}}
+---
+a: [broken
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: p, namespace: team}
+  spec:
+    containers:
+    - name: c
+      image: x
+      resources: {limits: {nvidia.com/gpu: 8}}
+"""
+
+CROSS_FILE_B = """\
+# Source: chart/templates/job.yaml
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: train, namespace: team}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 4
+      template:
+        metadata: {labels: {app: train}}
+        spec:
+          containers:
+          - name: trainer
+            image: x
+            command: [torchrun, train.py]
+            envFrom: [{configMapRef: {name: nccl}}]
+            resources: {limits: {nvidia.com/gpu: 8}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: {{ .Values.name }}}
+"""
+
+
+@pytest.fixture(scope="module")
+def many_files(tmp_path_factory) -> Path:
+    """A folder of generated streams (over the parallel threshold) plus cross-file facts and faults."""
+    folder = tmp_path_factory.mktemp("many")
+    generate = _generator()
+    for number, count in enumerate((150, 40, 220, 5)):
+        with open(folder / f"stream-{number}.yaml", "w", encoding="utf-8", newline="\n") as handle:
+            generate.write_stream(count, number, handle)
+    (folder / "a-facts.yaml").write_text(CROSS_FILE_A, encoding="utf-8")
+    (folder / "z-workload.yaml").write_text(CROSS_FILE_B, encoding="utf-8")
+    (folder / "latin1.yaml").write_bytes(b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caf\xe9}\n")
+    (folder / "empty.yaml").write_bytes(b"")
+    return folder
+
+
+def test_shares_are_contiguous_and_cover_every_document(many_files) -> None:
+    sources, _ = discover([str(many_files)])
+    units = []
+    for source in sources:
+        text = source.read_bytes().decode("utf-8", "replace")
+        units.append(parallel._Unit(source.display, list(parallel.split_documents(text.splitlines(True))), []))
+    shares = parallel._split(units, 2)
+    assert len(shares) == 2
+    flat = [(u.display, c.index) for share in shares for u in share for c in u.chunks]
+    assert flat == [(u.display, c.index) for u in units for c in u.chunks]
+    sizes = [sum(len(c.text) for u in share for c in u.chunks) for share in shares]
+    assert min(sizes) > 0.4 * sum(sizes)
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_cli_jobs_two_prints_what_jobs_one_prints(many_files, fmt) -> None:
+    serial = run_cli("--format", fmt, "--jobs", "1", str(many_files), "does-not-exist.yaml")
+    forked = run_cli("--format", fmt, "--jobs", "2", str(many_files), "does-not-exist.yaml")
+    assert serial.returncode == forked.returncode == 2  # the missing file
+    assert forked.stdout == serial.stdout
+    assert forked.stderr == serial.stderr
+    if fmt == "json":
+        assert b'"KG001"' in serial.stdout and b'"KG003"' in serial.stdout
+
+
+def _json(result, linter) -> str:
+    return render_json(result, linter.params)
+
+
+def test_workers_really_run_and_agree_in_process(many_files, linter_factory, monkeypatch) -> None:
+    linter = linter_factory()
+    sources, errors = discover([str(many_files)])
+    serial = linter.lint_sources(sources, errors)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the one-process path ran")
+
+    monkeypatch.setattr(parallel, "_serial", refuse)
+    monkeypatch.setattr(linter, "lint_sources", refuse)
+    forked = parallel.lint_sources(linter, sources, errors, jobs=2)
+    assert _json(forked, linter) == _json(serial, linter)
+    assert forked.estimates == serial.estimates
+    assert forked.workloads == serial.workloads > 100
+
+
+@pytest.mark.parametrize("folder", [EXAMPLES, CORPUS])
+def test_small_threshold_forks_on_examples_and_corpus(folder, linter_factory, monkeypatch) -> None:
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is not here")
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    linter = linter_factory()
+    sources, errors = discover([str(folder)])
+    assert _json(parallel.lint_sources(linter, sources, errors, jobs=2), linter) == \
+        _json(linter.lint_sources(sources, errors), linter)
