@@ -63,6 +63,9 @@ def run_once(cmd: list[str], sample: Sample, env: dict[str, str] | None = None) 
     """Run a command to completion; record its wall time, CPU time and peak memory."""
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
+    # Bytecode as an installed package has it (pip compiles on install), kept out of the tree.
+    full_env.pop("PYTHONDONTWRITEBYTECODE", None)
+    full_env["PYTHONPYCACHEPREFIX"] = str(BENCH / "out" / "pycache")
     full_env.update(env or {})
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=full_env)
@@ -127,7 +130,7 @@ def table(title: str, documents: int, megabytes: float, samples: dict[str, Sampl
 def bench_stream(label: str, count: int, runs: int, jobs: int) -> dict[str, Sample]:
     yaml_path, json_path = ensure_stream(count)
     commands = {
-        "kubegap-lint (1 process)": lint_cmd(str(yaml_path)),
+        "kubegap-lint (1 process)": lint_cmd("--jobs", "1", str(yaml_path)),
         "CParser compose (ruamel nodes + Resolver)": [sys.executable, str(BENCH / "baselines.py"), "cparser", str(yaml_path)],
         "json.loads of JSON lines": [sys.executable, str(BENCH / "baselines.py"), "json", str(json_path)],
     }
@@ -149,7 +152,7 @@ def bench_corpus(corpus: Path, runs: int, jobs: int) -> None:
     documents = int(subprocess.run([sys.executable, str(BENCH / "baselines.py"), "cparser", *files],
                                    capture_output=True, text=True, check=True).stdout)
     commands = {
-        "kubegap-lint (1 process)": lint_cmd(str(corpus)),
+        "kubegap-lint (1 process)": lint_cmd("--jobs", "1", str(corpus)),
         "CParser compose (ruamel nodes + Resolver)": [sys.executable, str(BENCH / "baselines.py"), "cparser", *files],
     }
     if jobs > 1:
@@ -187,9 +190,9 @@ def bench_checkov(label: str, count: int, runs: int) -> None:
     yaml_path, _ = ensure_stream(count)
     binary = checkov_binary()
     commands = {
-        "kubegap-lint (1 process)": lint_cmd(str(yaml_path)),
+        "kubegap-lint (1 process)": lint_cmd("--jobs", "1", str(yaml_path)),
         f"checkov {CHECKOV_VERSION} -f --framework kubernetes": [
-            str(binary), "-f", str(yaml_path), "--framework", "kubernetes", "--quiet", "--compact"],
+            str(binary), "-f", str(yaml_path), "--framework", "kubernetes", "--quiet", "--compact", "--skip-download"],
     }
     env = {name: {"PYTHONPATH": ""} for name in commands if name.startswith("checkov")}
     samples = interleaved(commands, runs, env)

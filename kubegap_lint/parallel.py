@@ -20,9 +20,11 @@ the serial path runs instead. tests/test_parallel.py checks that both give the s
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -114,15 +116,34 @@ def _split(units: list[_Unit], jobs: int) -> list[list[_Unit]]:
     return [share for share in shares if share]
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a run builds its data.
+
+    A lint allocates millions of small dicts, lists and tuples that stay alive until the run
+    ends; each collection walks all of them again, which took a third of a large lint. The data
+    holds no reference cycles (parsed documents are trees; an alias loop is one small cycle that
+    lives as long as its document), so reference counting frees everything the collector would.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def lint_sources(linter: Linter, sources: list[Source], errors: list[InputError] | None = None,
                  jobs: int = 0) -> LintResult:
     """Like `Linter.lint_sources`, in `jobs` processes (0: one per CPU) when the input is large."""
     jobs = jobs or default_jobs()
-    if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
-        result = _lint_parallel(linter, sources, list(errors or []), jobs)
-        if result is not None:
-            return result
-    return linter.lint_sources(sources, errors)
+    with collector_paused():  # the forked workers inherit the paused collector
+        if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+            result = _lint_parallel(linter, sources, list(errors or []), jobs)
+            if result is not None:
+                return result
+        return linter.lint_sources(sources, errors)
 
 
 def lint_paths(linter: Linter, paths: Iterable[str], jobs: int = 0) -> LintResult:
