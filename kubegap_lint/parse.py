@@ -105,11 +105,11 @@ def _parser_class() -> type:
             def resolve(self, kind: Any, value: Any, implicit: Any) -> None:
                 return None
 
-            def descend_resolver(self, *args: Any) -> None:
-                return None
-
-            def ascend_resolver(self, *args: Any) -> None:
-                return None
+            # Called for every node, results unused: C callables (not bound to self) cost
+            # less than Python methods. `{}.get(parent, index)` and `tuple()` accept what the
+            # parser passes and do nothing.
+            descend_resolver = {}.get
+            ascend_resolver = tuple
 
         _PARSER = _Parser
     return _PARSER

@@ -22,6 +22,7 @@ _TEMPLATE_RE = re.compile(
     r"default\b|printf\b|quote\b|\$\.|-)"
 )
 DIRECTIVE_MARK = "kubegap:"
+_MARKER_STARTS = "%-."  # first characters of `---`, `...` and `%` directive lines
 
 
 @dataclass
@@ -54,6 +55,16 @@ def split_documents(lines: Iterable[str]) -> Iterator[Chunk]:
     line_no = 0
 
     for line in lines:
+        if chunk.has_content and line[:1] not in _MARKER_STARTS:
+            # Most lines: inside a document that has content, neither a marker nor a
+            # directive. Only inline directives and template text are left to look for.
+            parts.append(line)
+            line_no += 1
+            if "#" in line and DIRECTIVE_MARK in line:
+                _collect_directive(chunk, line, line_no)
+            if chunk.template_line is None and "{{" in line and _TEMPLATE_RE.search(line):
+                chunk.template_line = line_no
+            continue
         if line.startswith("%") and not chunk.has_content:
             after_directive = True
         elif _is_marker(line, "---"):
