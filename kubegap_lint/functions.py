@@ -44,6 +44,7 @@ class PolicyFunctions(jmespath.functions.Functions):
     def __init__(self, params: dict[str, Any]) -> None:
         super().__init__()
         self.params = params
+        self._known_tables: dict[int, tuple[list[Any], frozenset[str], tuple[str, ...]]] = {}
 
     @jmespath.functions.signature({"types": ["string"]})
     def _func_param(self, name: str) -> Any:
@@ -114,12 +115,14 @@ class PolicyFunctions(jmespath.functions.Functions):
     @jmespath.functions.signature({"types": ["string"]}, {"types": ["array"]})
     def _func_known_name(self, name: str, known: list[Any]) -> bool:
         """Is the name in the list? An entry ending in `*` is a prefix (a plugin's namespace)."""
-        for entry in known:
-            if not isinstance(entry, str):
-                continue
-            if entry == name or (entry.endswith("*") and name.startswith(entry[:-1])):
-                return True
-        return False
+        # The list is a parameter, the same object on every call: split it once into a set of
+        # names and a tuple of prefixes (kept with the list, so its id stays its own).
+        table = self._known_tables.get(id(known))
+        if table is None or table[0] is not known:
+            words = [entry for entry in known if isinstance(entry, str)]
+            table = (known, frozenset(words), tuple(w[:-1] for w in words if w.endswith("*")))
+            self._known_tables[id(known)] = table
+        return name in table[1] or name.startswith(table[2])
 
     @jmespath.functions.signature({"types": ["object", "null"]}, {"types": ["string", "null"]})
     def _func_lookup(self, mapping: dict[str, Any] | None, key: str | None) -> Any:

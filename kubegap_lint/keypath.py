@@ -6,6 +6,7 @@ resource once and comparing positions. Only findings on Helm output need it.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any, Union
 
 from kubegap_lint.parse import PositionIndex
@@ -20,22 +21,22 @@ def key_path_at(data: Any, positions: PositionIndex, target: Position) -> tuple[
     by a key anchors at the key, a list item (or the resource) where it starts. () when none does
     (the finding is on the resource itself). A mapping starts where its first key does, so a
     node's start is only compared for list items, never for values of keys."""
-    stack: list[tuple[Any, tuple[Segment, ...]]] = [(data, ())]
-    while stack:
-        node, path = stack.pop(0)  # breadth first: the shallowest match wins
+    queue: deque[tuple[Any, tuple[Segment, ...]]] = deque([(data, ())])
+    while queue:
+        node, path = queue.popleft()  # breadth first: the shallowest match wins
         if isinstance(node, dict):
             for key, value in node.items():
                 if isinstance(value, (dict, list)):
                     child = (*path, str(key))
-                    if positions.key(node, str(key)) == target:
+                    if positions.key_is(node, str(key), target):
                         return child
-                    stack.append((value, child))
+                    queue.append((value, child))
         elif isinstance(node, list):
             for index, item in enumerate(node):
                 if isinstance(item, (dict, list)):
                     name = item.get("name") if isinstance(item, dict) else None
                     child = (*path, (index, name if isinstance(name, str) else None))
-                    if positions.node(item) == target:
+                    if positions.node_is(item, target):
                         return child
-                    stack.append((item, child))
+                    queue.append((item, child))
     return ()

@@ -6,7 +6,8 @@ DRA claims) need the whole input. Two phases therefore, over workers that keep w
 
 1. The parent reads every source and splits it into documents with the line scan (cheap),
    then forks the workers. Each takes a contiguous run of documents (runs are balanced by
-   bytes, so one large stream is shared too), parses them, and sends back the cross-resource
+   bytes, so one large stream is shared too, unless findings will move to chart templates,
+   which rank a document among its file's), parses them, and sends back the cross-resource
    index of its part.
 2. The parent merges the parts in input order into the index of the whole input, as the
    serial run would have built it, and sends it to every worker. Each builds the workload
@@ -14,8 +15,10 @@ DRA claims) need the whole input. Two phases therefore, over workers that keep w
    findings, errors and estimates, which the parent puts together in input order.
 
 Parsed documents never cross a process boundary (their positions are keyed by object
-identity); only indexes and findings do. Where `fork` is not available, or the input is small,
-the serial path runs instead. tests/test_parallel.py checks that both give the same output.
+identity); only indexes and findings do. Inline and annotation suppressions are local to a
+document and are applied in the workers. Where `fork` is not available, the input is small, or
+the run has configuration exemptions or a baseline (judged over all findings at once), the
+serial path runs instead. tests/test_parallel.py checks that both give the same output.
 """
 
 from __future__ import annotations
@@ -100,14 +103,35 @@ def _worker(linter: Linter, units: list[_Unit], conn: Any) -> None:
         conn.close()
 
 
-def _split(units: list[_Unit], jobs: int) -> list[list[_Unit]]:
-    """Contiguous shares of the documents, in input order, of about equal bytes."""
+def _needs_whole_input(linter: Linter) -> bool:
+    """Configuration exemptions and a baseline are judged over every finding of the run (a
+    baseline suppresses N findings of a fingerprint; an exemption that matched none is KG005)."""
+    settings = linter.settings
+    return bool(getattr(settings, "exemptions", None)) or getattr(settings, "baseline", None) is not None
+
+
+def _maps_to_charts(linter: Linter, units: list[_Unit]) -> bool:
+    """Will findings move to chart templates? Then a file's documents stay in one share: a
+    document is placed in its template by its rank among the file's documents of that template."""
+    sources = {c.helm_source for u in units for c in u.chunks if c.helm_source}
+    if not sources:
+        return False
+    from kubegap_lint.helm_map import ChartIndex
+
+    charts = ChartIndex(getattr(linter.settings, "chart_dirs", ()))
+    return any(charts.resolve(source) is not None for source in sorted(sources))
+
+
+def _split(units: list[_Unit], jobs: int, whole_files: bool = False) -> list[list[_Unit]]:
+    """Contiguous shares of the documents, in input order, of about equal bytes; with
+    `whole_files`, every file's documents in the share where the file starts."""
     total = sum(len(c.text) for u in units for c in u.chunks)
     shares: list[list[_Unit]] = [[] for _ in range(jobs)]
     done = 0
     for unit in units:
+        start = done
         for chunk in unit.chunks:
-            share = shares[min(jobs - 1, done * jobs // max(total, 1))]
+            share = shares[min(jobs - 1, (start if whole_files else done) * jobs // max(total, 1))]
             if share and share[-1].display == unit.display and share[-1].bad_lines is unit.bad_lines:
                 share[-1].chunks.append(chunk)
             else:
@@ -165,9 +189,9 @@ def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputErro
         size += len(raw)
         text, bad_lines = decode(raw)
         units.append(_Unit(source.display, list(split_documents(text.splitlines(True))), sorted(bad_lines)))
-    if size < MIN_PARALLEL_BYTES:
+    if size < MIN_PARALLEL_BYTES or _needs_whole_input(linter):
         return _serial(linter, units, errors, stats)
-    shares = _split(units, jobs)
+    shares = _split(units, jobs, whole_files=_maps_to_charts(linter, units))
     if len(shares) < 2:
         return _serial(linter, units, errors, stats)
     context = multiprocessing.get_context("fork")

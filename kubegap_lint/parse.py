@@ -68,6 +68,19 @@ class PositionIndex:
         table = self.keys.get(id(mapping))
         return self._position(table.get(name)) if table else None
 
+    def key_is(self, mapping: Any, name: str, target: Position) -> bool:
+        """`key(mapping, name) == target`, without making a Position (key paths ask it often)."""
+        table = self.keys.get(id(mapping))
+        mark = table.get(name) if table else None
+        return (mark is not None and mark.line + 1 + self.offset == target.line
+                and mark.column + 1 == target.column)
+
+    def node_is(self, obj: Any, target: Position) -> bool:
+        """`node(obj) == target`, without making a Position."""
+        mark = self.nodes.get(id(obj))
+        return (mark is not None and mark.line + 1 + self.offset == target.line
+                and mark.column + 1 == target.column)
+
     def alias(self, view_obj: Any, raw_obj: Any) -> None:
         """Make a view object locate like the raw object it stands for."""
         mark = self.nodes.get(id(raw_obj))

@@ -61,8 +61,8 @@ spec:
         spec:
           containers:
           - name: trainer
-            image: x
-            command: [torchrun, train.py]
+            image: x  # kubegap:ignore KG501 the runtime class mounts /dev/shm
+            command: [torchrun, train.py]  # kubegap:ignore KG999
             envFrom: [{configMapRef: {name: nccl}}]
             resources: {limits: {nvidia.com/gpu: 8}}
 ---
@@ -139,5 +139,33 @@ def test_small_threshold_forks_on_examples_and_corpus(folder, linter_factory, mo
     monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
     linter = linter_factory()
     sources, errors = discover([str(folder)])
+    assert _json(parallel.lint_sources(linter, sources, errors, jobs=2), linter) == \
+        _json(linter.lint_sources(sources, errors), linter)
+
+
+def test_a_run_with_exemptions_is_judged_whole_and_prints_the_same(many_files, tmp_path) -> None:
+    config = tmp_path / "kubegap.yaml"
+    config.write_text("exemptions:\n  - rules: [KG501]\n    namespaces: [research]\n"
+                      "    reason: checked by hand\n  - rules: [KG201]\n    names: [nothing-*]\n"
+                      "    reason: matches nothing\n", encoding="utf-8")
+    serial = run_cli("--format", "json", "--jobs", "1", "--config", str(config), str(many_files))
+    forked = run_cli("--format", "json", "--jobs", "2", "--config", str(config), str(many_files))
+    assert serial.returncode == forked.returncode
+    assert forked.stdout == serial.stdout and forked.stderr == serial.stderr
+    assert b'"KG005"' in serial.stdout  # the exemption that matched nothing, once
+
+
+def test_chart_templates_keep_files_whole(tmp_path, linter_factory, monkeypatch) -> None:
+    chart = EXAMPLES / "helm"
+    if not chart.is_dir():
+        pytest.skip("no Helm example here")
+    monkeypatch.chdir(chart)
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    linter = linter_factory()
+    sources, errors = discover(["."])
+    units = [parallel._Unit(s.display, list(parallel.split_documents(
+        s.read_bytes().decode("utf-8").splitlines(True))), []) for s in sources]
+    assert parallel._maps_to_charts(linter, units)
+    assert all(len({u.display for u in share}) == len(share) for share in parallel._split(units, 2, True))
     assert _json(parallel.lint_sources(linter, sources, errors, jobs=2), linter) == \
         _json(linter.lint_sources(sources, errors), linter)
