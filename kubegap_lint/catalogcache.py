@@ -85,5 +85,10 @@ def _store(folder: Path, path: Path, value: Any) -> None:
         except BaseException:
             os.unlink(temporary)
             raise
+        # Older versions of this cache (policies edited since) are of no more use.
+        prefix = path.name.rsplit("-", 1)[0] + "-"
+        for stale in folder.glob(f"{prefix}*.pickle"):
+            if stale != path:
+                stale.unlink(missing_ok=True)
     except Exception:
         pass

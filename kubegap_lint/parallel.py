@@ -24,7 +24,6 @@ serial path runs instead. tests/test_parallel.py checks that both give the same 
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -40,6 +39,12 @@ from kubegap_lint.sources import Source, discover
 
 # Below this many bytes of input, forking and shipping findings back costs more than it saves.
 MIN_PARALLEL_BYTES = 1_000_000
+
+
+def _can_fork() -> bool:
+    import multiprocessing  # only when there may be work for it: it costs start-up time
+
+    return "fork" in multiprocessing.get_all_start_methods()
 
 
 def default_jobs() -> int:
@@ -89,11 +94,11 @@ def _worker(linter: Linter, units: list[_Unit], conn: Any) -> None:
             parts.append((part, stats))
         conn.send(("indexed", parts))
         index = conn.recv()
-        results = []
-        for items, _ in parsed:
-            result = linter._evaluate(items, [], ReadStats(), False, index=index)
-            results.append((result.findings, result.errors, result.workloads, result.estimates))
-        conn.send(("evaluated", results))
+        # One evaluation over the whole share: its documents are contiguous in input order, so
+        # errors and estimates come out in the order the serial run gives them.
+        everything = [item for items, _ in parsed for item in items]
+        result = linter._evaluate(everything, [], ReadStats(), False, index=index)
+        conn.send(("evaluated", [(result.findings, result.errors, result.workloads, result.estimates)]))
     except BaseException as exc:  # report and stop; the parent falls back to one process
         try:
             conn.send(("failed", f"{type(exc).__name__}: {exc}"))
@@ -163,7 +168,7 @@ def lint_sources(linter: Linter, sources: list[Source], errors: list[InputError]
     """Like `Linter.lint_sources`, in `jobs` processes (0: one per CPU) when the input is large."""
     jobs = jobs or default_jobs()
     with collector_paused():  # the forked workers inherit the paused collector
-        if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+        if jobs > 1:
             result = _lint_parallel(linter, sources, list(errors or []), jobs)
             if result is not None:
                 return result
@@ -192,8 +197,10 @@ def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputErro
     if size < MIN_PARALLEL_BYTES or _needs_whole_input(linter):
         return _serial(linter, units, errors, stats)
     shares = _split(units, jobs, whole_files=_maps_to_charts(linter, units))
-    if len(shares) < 2:
+    if len(shares) < 2 or not _can_fork():
         return _serial(linter, units, errors, stats)
+    import multiprocessing
+
     context = multiprocessing.get_context("fork")
     workers = []
     try:

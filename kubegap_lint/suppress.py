@@ -15,7 +15,6 @@ KG005 unused-suppression and KG006 invalid-suppression are this stage's own find
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import os
 import re
@@ -101,6 +100,8 @@ def split_entries(text: str) -> list[str]:
 
 def _suggest(name: str, catalog: Any) -> str:
     keys = [p.id for p in catalog.policies] + [p.name for p in catalog.policies]
+    import difflib  # only for a did-you-mean message
+
     close = difflib.get_close_matches(name, keys, n=1, cutoff=0.7)
     return f" (did you mean {close[0]}?)" if close else ""
 
@@ -271,6 +272,8 @@ def _inline(resources: Iterable[Resource], catalog: Any) -> tuple[list[Directive
             location = Location(resource.path, line, column)
             if parsed is None:
                 word = directive_word(text)
+                import difflib  # only for a comment that looks like a misspelt directive
+
                 if word and difflib.SequenceMatcher(None, word.lower(), "ignore").ratio() >= 0.6:
                     problems.append(Problem(f"`kubegap:{word}` is no directive (did you mean kubegap:ignore?):"
                                             " this suppression does nothing", location, None, f"inline|{text}"))
