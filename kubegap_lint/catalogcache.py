@@ -55,7 +55,10 @@ def cached(name: str, data_folder: Path, build: Callable[[], T], expected: type)
     if folder is None:
         return build()
     try:
-        key = content_digest(name, [data_folder, schemas_dir()])
+        # The package's own modules are part of the key: a pickled Policy must match the code
+        # that reads it, even between two checkouts of the same version.
+        package = Path(__file__).resolve().parent
+        key = content_digest(name, [data_folder, schemas_dir(), package, package / "report"])
     except OSError:
         return build()
     path = folder / f"{name}-{key}.pickle"
