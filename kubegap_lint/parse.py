@@ -238,9 +238,17 @@ class _Walker:
                 self.index.key_of[id(value)] = key_pos
 
 
+RECURSIVE = -1
+
+
 def _expanded_size(root: Any, limit: int) -> int:
-    """Count the nodes the data would have if every alias were copied out; stops at limit."""
+    """Count the nodes the data would have if every alias were copied out; stops at limit.
+
+    Returns RECURSIVE when an alias points at a node that contains it (`a: &a [*a]`): such
+    data has no finite expansion, and a walk over it would never end.
+    """
     sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # containers whose children are still being counted
     stack: list[tuple[Any, bool]] = [(root, False)]
     while stack:
         obj, done = stack.pop()
@@ -248,9 +256,17 @@ def _expanded_size(root: Any, limit: int) -> int:
             continue
         children = obj.values() if isinstance(obj, dict) else obj
         if not done:
+            if id(obj) in open_nodes:
+                return RECURSIVE
+            open_nodes.add(id(obj))
             stack.append((obj, True))
-            stack.extend((child, False) for child in children if isinstance(child, (dict, list)))
+            for child in children:
+                if isinstance(child, (dict, list)):
+                    if id(child) in open_nodes:
+                        return RECURSIVE
+                    stack.append((child, False))
             continue
+        open_nodes.discard(id(obj))
         total = 1
         for child in children:
             total += sizes.get(id(child), 1)
@@ -269,7 +285,9 @@ def _error_position(exc: Exception, chunk: Chunk, fallback: Position) -> Positio
     if mark is None or (getattr(mark, "line", 0) > last_line and context is not None):
         mark = context or problem
     if mark is not None and getattr(mark, "line", None) is not None:
-        line = min(mark.line, last_line) if mark is problem else mark.line
+        # The parser ends an input that lacks a final new line on a line of its own, past the
+        # text: clamp every mark to the chunk's last line.
+        line = min(mark.line, last_line)
         column = mark.column + 1 if line == mark.line else 1
         return Position(line + 1 + chunk.first_line, column)
     position = getattr(exc, "position", None)  # ReaderError: offset of a bad character
@@ -309,6 +327,10 @@ def parse_chunk(chunk: Chunk) -> ParsedDocument:
     data = walker.walk(node)
     if walker.aliased:
         size = _expanded_size(data, MAX_EXPANDED_NODES)
+        if size == RECURSIVE:
+            message = ("an alias refers to a node that contains it, so the data is infinitely"
+                       " deep; the document is not linted")
+            return ParsedDocument(None, walker.index, start, [ParseProblem("yaml-alias-expansion", message, start)])
         if size > MAX_EXPANDED_NODES:
             message = (
                 f"aliases in this document expand to more than {MAX_EXPANDED_NODES:,} nodes;"

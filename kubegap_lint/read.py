@@ -8,6 +8,7 @@ stops the others: it becomes an `InputFault` that the evaluate stage reports as 
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,6 +117,20 @@ def decode(data: bytes) -> tuple[str, list[int]]:
     return data.decode("utf-8", errors="replace"), bad_lines
 
 
+# str.splitlines also breaks at these, and the YAML 1.1 parser at the last three; editors, grep
+# and git do not. Lines end only at \n, \r\n or a lone \r, so reported lines match the editor's.
+_ODD_BREAKS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+_NOT_BREAKS = str.maketrans({"\x85": " ", "\u2028": " ", "\u2029": " "})
+_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of text with their ends, broken only at \\n, \\r\\n and \\r."""
+    if any(ch in text for ch in _ODD_BREAKS):
+        return _LINE_RE.findall(text.translate(_NOT_BREAKS))
+    return text.splitlines(True)
+
+
 def is_kubernetes_object(data: Any) -> bool:
     return (
         isinstance(data, dict)
@@ -134,7 +149,7 @@ def read_text(
 ) -> Iterator[Resource | InputFault]:
     """Yield the resources and input faults of one stream, in document order."""
     bad = sorted(bad_lines or [])
-    for chunk in split_documents(text.splitlines(True)):
+    for chunk in split_documents(split_lines(text)):
         stats.documents += 1
         if not chunk.has_content:
             stats.empty_documents += 1
