@@ -313,6 +313,15 @@ def parse_chunk(chunk: Chunk) -> ParsedDocument:
     """Parse one document's text; a fault becomes a problem, never an exception."""
     fallback = Position(chunk.first_line + 1, 1)
     walker = _Walker(chunk.first_line)
+    from kubegap_lint.limits import MAX_DEPTH, depth_exceeds, may_be_too_deep
+
+    deep = may_be_too_deep(chunk.text) and depth_exceeds(_parser_class()(chunk.text))
+    if deep:
+        # Composing would recurse in C once per level: refuse before it can crash.
+        message = (f"this document nests more than {MAX_DEPTH:,} levels deep; it is not linted"
+                   " (no manifest needs that many)")
+        where = Position(deep.line + 1 + chunk.first_line, deep.column + 1)
+        return ParsedDocument(None, walker.index, fallback, [ParseProblem("document-too-large", message, where)])
     try:
         parser = _parser_class()(chunk.text)
         node = parser.get_single_node()

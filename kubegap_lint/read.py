@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegap_lint.limits import MAX_DOCUMENT_CHARS
 from kubegap_lint.model import Position, ResourceRef
 from kubegap_lint.parse import PositionIndex, parse_chunk
 from kubegap_lint.scan import Chunk, split_documents
@@ -38,6 +39,7 @@ class Resource:
     helm_source: str | None = None
     comments: list[tuple[int, int, str]] = field(default_factory=list)
     item_index: int | None = None  # position inside a List
+    chars: int = 0  # length of the document's text: what keeping it parsed costs (stream.py)
 
     @property
     def kind(self) -> str:
@@ -148,22 +150,40 @@ def read_text(
     path: str, text: str, stats: ReadStats, bad_lines: list[int] | None = None
 ) -> Iterator[Resource | InputFault]:
     """Yield the resources and input faults of one stream, in document order."""
-    bad = sorted(bad_lines or [])
-    for chunk in split_documents(split_lines(text)):
+    return read_lines(path, split_lines(text), stats, sorted(bad_lines or []))
+
+
+def read_lines(
+    path: str, lines: Iterable[str], stats: ReadStats, bad_lines: list[int] | None = None
+) -> Iterator[Resource | InputFault]:
+    """Like read_text, from lines read as they come (stream.source_lines). bad_lines may grow
+    while the lines are read; it must stay in ascending order."""
+    bad = bad_lines if bad_lines is not None else []
+    next_bad = 0  # bad lines before the current chunk are passed over, never searched again
+    for chunk in split_documents(lines):
         stats.documents += 1
         if not chunk.has_content:
             stats.empty_documents += 1
             continue
-        if bad:
-            lines = _chunk_lines(chunk)
-            hit = next((n for n in bad if n in lines), None)
-            if hit is not None:
+        if next_bad < len(bad):
+            span = _chunk_lines(chunk)
+            while next_bad < len(bad) and bad[next_bad] < span.start:
+                next_bad += 1
+            if next_bad < len(bad) and bad[next_bad] in span:
                 yield InputFault(
                     "yaml-syntax-error",
                     "the file is not valid UTF-8 here; save it as UTF-8",
-                    path, Position(hit, 1), chunk.index, chunk.helm_source,
+                    path, Position(bad[next_bad], 1), chunk.index, chunk.helm_source,
                 )
                 continue
+        if chunk.too_large:
+            yield InputFault(
+                "document-too-large",
+                f"this document holds more than {MAX_DOCUMENT_CHARS // 2**20} MiB of text; it is"
+                " not linted (the API server refuses objects over 3 MiB)",
+                path, Position(chunk.first_line + 1, 1), chunk.index, chunk.helm_source,
+            )
+            continue
         if chunk.template_line is not None:
             yield InputFault(
                 "unrendered-template",
@@ -189,14 +209,14 @@ def read_text(
         if items is None:
             stats.resources += 1
             yield Resource(path, chunk.index, data, parsed.positions, parsed.start,
-                           chunk.helm_source, chunk.comments)
+                           chunk.helm_source, chunk.comments, chars=len(chunk.text))
             continue
         for item_index, item in enumerate(items):
             if is_kubernetes_object(item):
                 stats.resources += 1
                 start = parsed.positions.node(item) or parsed.start
                 yield Resource(path, chunk.index, item, parsed.positions, start,
-                               chunk.helm_source, chunk.comments, item_index)
+                               chunk.helm_source, chunk.comments, item_index, len(chunk.text))
 
 
 def _list_items(data: dict[str, Any]) -> list[Any] | None:
