@@ -15,8 +15,10 @@ from itertools import accumulate
 from operator import sub
 from typing import Any
 
-# Kubernetes objects nest a few dozen levels; CRD schemas perhaps a hundred or two.
-MAX_DEPTH = 1_000
+# Kubernetes objects nest a few dozen levels; CRD schemas perhaps a hundred or two. 500 also
+# leaves Python's own recursion limit (1,000 frames, which str() and == of nested lists count
+# against) a wide margin wherever later stages touch the data.
+MAX_DEPTH = 500
 # The API server refuses request bodies over 3 MiB (etcd's default value limit is 1.5 MiB);
 # 16 MiB of text leaves room for any real manifest and keeps a single document's parse short.
 MAX_DOCUMENT_CHARS = 16 * 1024 * 1024
