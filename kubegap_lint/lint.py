@@ -90,6 +90,12 @@ class Linter:
             self.kind_table.add(self.settings.workloads)
         self.policies = active_policies(self.catalog, self.settings)
         self.params = effective_params(self.catalog, self.settings)
+        from kubegap_lint.patterns import policy_pattern_errors
+
+        # A pattern that could backtrack for ever is refused before any input is read.
+        pattern_errors = policy_pattern_errors(self.policies, self.params)
+        if pattern_errors:
+            raise DataFileError(pattern_errors)
         self.input_policies = {p.name: p for p in self.policies if p.scope == "input"}
         self.workload_policies = [p for p in self.policies if p.scope == "workload"]
 
@@ -216,7 +222,7 @@ class Linter:
                 except Exception as exc:  # a policy met data it cannot handle: say so, go on
                     errors.append(InputError(
                         resource.path,
-                        f"policy {policy.id} could not be evaluated on {resource.ref().display()}: "
+                        f"policy {policy.id} ({policy.path}) could not be evaluated on {resource.ref().display()}: "
                         f"{' '.join(str(exc).split()) or type(exc).__name__}",
                         resource.start.line, resource.start.column,
                     ))
