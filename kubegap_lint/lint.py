@@ -132,12 +132,19 @@ class Linter:
         index = InputIndex()
         findings: list[Finding] = []
         pending = PendingWorkloads()
+        from kubegap_lint.stream import slim
+
+        kept: list[Resource | InputFault] = []  # for suppressions and Helm mapping: slim past the budget
         for number, source in enumerate(sources):
             for item in self._read_source(source, stdin, stats, errors):
                 rule = self._take(item, index, findings)
+                if not isinstance(item, Resource):
+                    continue
                 if rule is not None:
-                    assert isinstance(item, Resource)
-                    pending.add(number, item.document_index, item.item_index, item.chars, (item, rule))
+                    whole = pending.add(number, item.document_index, item.item_index, item.chars, (item, rule))
+                else:
+                    whole = pending.retain(item.chars)
+                kept.append(item if whole else slim(item))
 
         def workloads() -> Iterator[tuple[int, tuple[Resource, KindRule]]]:
             yield from pending.kept
@@ -148,7 +155,7 @@ class Linter:
                         if rule is not None:
                             yield addresses[(item.document_index, item.item_index)], (item, rule)
 
-        return self._evaluate_workloads(workloads(), index, findings, errors, stats, keep_views)
+        return self._evaluate_workloads(workloads(), index, findings, errors, stats, keep_views, kept)
 
     @staticmethod
     def _read_source(source: Source, stdin: Any, stats: ReadStats,
@@ -191,11 +198,12 @@ class Linter:
             if rule is not None:
                 assert isinstance(item, Resource)
                 workloads.append((len(workloads), (item, rule)))
-        return self._evaluate_workloads(workloads, index, findings, errors, stats, keep_views)
+        return self._evaluate_workloads(workloads, index, findings, errors, stats, keep_views, items)
 
     def _evaluate_workloads(self, workloads: Iterable[tuple[int, tuple[Resource, KindRule]]],
                             index: InputIndex, findings: list[Finding], errors: list[InputError],
-                            stats: ReadStats, keep_views: bool) -> LintResult:
+                            stats: ReadStats, keep_views: bool,
+                            items: list[Resource | InputFault]) -> LintResult:
         """Evaluate (order, (workload, rule)) pairs; views and estimates come out in order."""
         from kubegap_lint.views import ViewBuilder
 
