@@ -124,7 +124,7 @@ class Linter:
         """Lint in one streaming pass: each document is parsed, indexed and dropped unless it
         is a workload, and workloads wait (stream.PendingWorkloads: kept parsed up to a budget,
         else read again at the end) until the index holds the facts of the whole input."""
-        from kubegap_lint.stream import PendingWorkloads, StdinSpool
+        from kubegap_lint.stream import PendingWorkloads, StdinSpool, slim
 
         errors = list(errors or [])
         stats = ReadStats()
@@ -132,8 +132,6 @@ class Linter:
         index = InputIndex()
         findings: list[Finding] = []
         pending = PendingWorkloads()
-        from kubegap_lint.stream import slim
-
         kept: list[Resource | InputFault] = []  # for suppressions and Helm mapping: slim past the budget
         for number, source in enumerate(sources):
             for item in self._read_source(source, stdin, stats, errors):

@@ -430,8 +430,8 @@ def test_cli_turns_a_bad_policy_into_exit_2_without_traceback(tmp_path: Path) ->
     from conftest import REPO
 
     (tmp_path / "KG900-test-policy.yaml").write_text(POLICY.replace("VIOLATION", "\"match('(a+)+', name)\""))
-    code = ("import sys, pathlib, kubegap_lint.lint as lint; load = lint.load_catalog;"
-            f" lint.load_catalog = lambda dirs=(): load([pathlib.Path({str(tmp_path)!r})]);"
+    code = ("import sys, pathlib, kubegap_lint.catalog as catalog; load = catalog.load_catalog;"
+            f" catalog.load_catalog = lambda dirs=(), **kw: load([pathlib.Path({str(tmp_path)!r})], **kw);"
             " sys.argv = ['kubegap-lint', '-']; from kubegap_lint.cli import main; main()")
     proc = subprocess.run([sys.executable, "-c", code], input=GPU_JOB.encode(), capture_output=True,
                           cwd=str(REPO), env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
