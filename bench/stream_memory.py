@@ -1,6 +1,6 @@
 """Peak memory and time of linting one large stream, as the stream grows (issue 5).
 
-    python bench/stream_memory.py [MB ...]        # default: 30 100
+    python bench/stream_memory.py [MB ...]        # default: 10 40 100
 
 Writes a stream of ordinary manifests (GPU Jobs, Deployments, ConfigMaps, Services, PVCs,
 PodDisruptionBudgets, in Helm's order) of each size to a temporary file outside the repository,
@@ -162,11 +162,11 @@ def run(path: Path, keep_all: bool) -> tuple[float, float]:
     return elapsed, usage.ru_maxrss / 1024  # KiB -> MiB on Linux
 
 
-COMPARE_MB = 30
+COMPARE_MB = 10
 
 
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [30, 100]
+    sizes = [int(a) for a in sys.argv[1:]] or [10, 40, 100]
     with tempfile.TemporaryDirectory(prefix="kubegap-bench-") as tmp:
         print(f"{'stream':>8} {'mode':>16} {'seconds':>8} {'peak RSS MiB':>13}")
         for megabytes in sizes:

@@ -147,7 +147,8 @@ class Linter:
         def workloads() -> Iterator[tuple[int, tuple[Resource, KindRule]]]:
             yield from pending.kept
             for number, addresses in sorted(pending.addresses.items()):
-                for item in self._read_source(sources[number], stdin, ReadStats(), errors):
+                documents = {document for document, _ in addresses}
+                for item in self._read_source(sources[number], stdin, ReadStats(), errors, documents):
                     if isinstance(item, Resource) and (item.document_index, item.item_index) in addresses:
                         rule = self.kind_table.lookup_or_infer(item.data)
                         if rule is not None:
@@ -156,8 +157,8 @@ class Linter:
         return self._evaluate_workloads(workloads(), index, findings, errors, stats, keep_views, kept)
 
     @staticmethod
-    def _read_source(source: Source, stdin: Any, stats: ReadStats,
-                     errors: list[InputError]) -> Iterator[Resource | InputFault]:
+    def _read_source(source: Source, stdin: Any, stats: ReadStats, errors: list[InputError],
+                     only: set[int] | None = None) -> Iterator[Resource | InputFault]:
         """The items of one source as they are read; an OS error becomes an input error."""
         from kubegap_lint.stream import source_lines
 
@@ -169,7 +170,7 @@ class Linter:
         try:
             stats.files += 1
             bad_lines: list[int] = []
-            yield from read_lines(source.display, source_lines(handle, bad_lines), stats, bad_lines)
+            yield from read_lines(source.display, source_lines(handle, bad_lines), stats, bad_lines, only)
         except OSError as exc:  # e.g. a read error half-way, or a folder that replaced the file
             errors.append(InputError(source.display, f"cannot be read: {exc.strerror or exc}"))
         finally:

@@ -154,13 +154,17 @@ def read_text(
 
 
 def read_lines(
-    path: str, lines: Iterable[str], stats: ReadStats, bad_lines: list[int] | None = None
+    path: str, lines: Iterable[str], stats: ReadStats, bad_lines: list[int] | None = None,
+    only: set[int] | None = None,
 ) -> Iterator[Resource | InputFault]:
     """Like read_text, from lines read as they come (stream.source_lines). bad_lines may grow
-    while the lines are read; it must stay in ascending order."""
+    while the lines are read; it must stay in ascending order. With `only`, documents whose
+    index is not in it are split off but not parsed (a second reading of a stream)."""
     bad = bad_lines if bad_lines is not None else []
     next_bad = 0  # bad lines before the current chunk are passed over, never searched again
     for chunk in split_documents(lines):
+        if only is not None and chunk.index not in only:
+            continue
         stats.documents += 1
         if not chunk.has_content:
             stats.empty_documents += 1
