@@ -139,8 +139,10 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
         result = parallel.lint_sources(linter, *without_chart_templates(list(paths), settings.exclude), jobs=jobs)
     else:
         result = parallel.lint_paths(linter, paths, jobs)
-    for error in result.errors:
-        click.echo(f"kubegap-lint: {error.display()}", err=True)
+    from kubegap_lint.report.sanitize import safe_text
+
+    for error in result.errors:  # paths and messages may hold control characters: escape them
+        click.echo(f"kubegap-lint: {safe_text(error.display())}", err=True)
     if fmt == "json":
         from kubegap_lint.report.jsonfmt import render_json
 
@@ -289,8 +291,10 @@ def main() -> None:
         exc.show()
         sys.exit(EXIT_USAGE)
     except KubegapError as exc:
+        from kubegap_lint.report.sanitize import safe_text
+
         for line in str(exc).splitlines() or [type(exc).__name__]:
-            click.echo(f"kubegap-lint: {line}", err=True)
+            click.echo(f"kubegap-lint: {safe_text(line)}", err=True)
         sys.exit(EXIT_USAGE)
     except BrokenPipeError:
         # The reader went away (e.g. `| head`); say nothing more.

@@ -35,6 +35,12 @@ def parse_quantity(value: Any) -> float | None:
 
 @lru_cache(maxsize=512)
 def _compiled(pattern: str) -> re.Pattern[str]:
+    from kubegap_lint.patterns import pattern_problem
+
+    # Patterns known when a policy loads are checked then; this catches computed ones.
+    problem = pattern_problem(pattern)
+    if problem:
+        raise JMESPathError(problem)
     return re.compile(pattern)
 
 

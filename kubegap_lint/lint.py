@@ -5,7 +5,7 @@ This is the API the CLI and the tests call. It returns a `LintResult`; it never 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +16,7 @@ from kubegap_lint.evaluate import evaluate_workload, fault_finding
 from kubegap_lint.index import InputIndex
 from kubegap_lint.kinds import KindRule, KindTable, load_kind_table
 from kubegap_lint.model import Finding, InputError, Location, Severity
-from kubegap_lint.read import InputFault, ReadStats, Resource, decode, read_text
+from kubegap_lint.read import InputFault, ReadStats, Resource, read_lines, read_text
 from kubegap_lint.settings import Settings
 from kubegap_lint.sources import Source, discover
 from kubegap_lint.suppress import apply_suppressions
@@ -90,6 +90,12 @@ class Linter:
             self.kind_table.add(self.settings.workloads)
         self.policies = active_policies(self.catalog, self.settings)
         self.params = effective_params(self.catalog, self.settings)
+        from kubegap_lint.patterns import policy_pattern_errors
+
+        # A pattern that could backtrack for ever is refused before any input is read.
+        pattern_errors = policy_pattern_errors(self.policies, self.params)
+        if pattern_errors:
+            raise DataFileError(pattern_errors)
         self.input_policies = {p.name: p for p in self.policies if p.scope == "input"}
         self.workload_policies = [p for p in self.policies if p.scope == "workload"]
 
@@ -115,19 +121,71 @@ class Linter:
 
     def lint_sources(self, sources: list[Source], errors: list[InputError] | None = None,
                      keep_views: bool = False) -> LintResult:
+        """Lint in one streaming pass: each document is parsed, indexed and dropped unless it
+        is a workload, and workloads wait (stream.PendingWorkloads: kept parsed up to a budget,
+        else read again at the end) until the index holds the facts of the whole input."""
+        from kubegap_lint.stream import PendingWorkloads, StdinSpool, slim
+
         errors = list(errors or [])
         stats = ReadStats()
-        items: list[Resource | InputFault] = []
-        for source in sources:
-            try:
-                raw = source.read_bytes()
-            except OSError as exc:
-                errors.append(InputError(source.display, f"cannot be read: {exc.strerror or exc}"))
-                continue
+        stdin = StdinSpool()
+        index = InputIndex()
+        findings: list[Finding] = []
+        pending = PendingWorkloads()
+        kept: list[Resource | InputFault] = []  # for suppressions and Helm mapping: slim past the budget
+        for number, source in enumerate(sources):
+            for item in self._read_source(source, stdin, stats, errors):
+                rule = self._take(item, index, findings)
+                if not isinstance(item, Resource):
+                    continue
+                if rule is not None:
+                    whole = pending.add(number, item.document_index, item.item_index, item.chars, (item, rule))
+                else:
+                    whole = pending.retain(item.chars)
+                kept.append(item if whole else slim(item))
+
+        def workloads() -> Iterator[tuple[int, tuple[Resource, KindRule]]]:
+            yield from pending.kept
+            for number, addresses in sorted(pending.addresses.items()):
+                documents = {document for document, _ in addresses}
+                for item in self._read_source(sources[number], stdin, ReadStats(), errors, documents):
+                    if isinstance(item, Resource) and (item.document_index, item.item_index) in addresses:
+                        rule = self.kind_table.lookup_or_infer(item.data)
+                        if rule is not None:
+                            yield addresses[(item.document_index, item.item_index)], (item, rule)
+
+        return self._evaluate_workloads(workloads(), index, findings, errors, stats, keep_views, kept)
+
+    @staticmethod
+    def _read_source(source: Source, stdin: Any, stats: ReadStats, errors: list[InputError],
+                     only: set[int] | None = None) -> Iterator[Resource | InputFault]:
+        """The items of one source as they are read; an OS error becomes an input error."""
+        from kubegap_lint.stream import source_lines
+
+        try:
+            handle = stdin.open() if source.fs_path is None else open(source.fs_path, "rb")
+        except OSError as exc:
+            errors.append(InputError(source.display, f"cannot be read: {exc.strerror or exc}"))
+            return
+        try:
             stats.files += 1
-            text, bad_lines = decode(raw)
-            items.extend(read_text(source.display, text, stats, bad_lines))
-        return self._evaluate(items, errors, stats, keep_views)
+            bad_lines: list[int] = []
+            yield from read_lines(source.display, source_lines(handle, bad_lines), stats, bad_lines, only)
+        except OSError as exc:  # e.g. a read error half-way, or a folder that replaced the file
+            errors.append(InputError(source.display, f"cannot be read: {exc.strerror or exc}"))
+        finally:
+            handle.close()
+
+    def _take(self, item: Resource | InputFault, index: InputIndex,
+              findings: list[Finding]) -> KindRule | None:
+        """Report a fault or index a resource; the workload rule when it is a workload."""
+        if isinstance(item, InputFault):
+            policy = self.input_policies.get(item.rule)
+            if policy is not None:
+                findings.append(fault_finding(item, policy))
+            return None
+        index.add(item)
+        return self.kind_table.lookup_or_infer(item.data)
 
     def _evaluate(self, items: list[Resource | InputFault], errors: list[InputError],
                   stats: ReadStats, keep_views: bool, index: InputIndex | None = None) -> LintResult:
@@ -136,45 +194,51 @@ class Linter:
         findings: list[Finding] = []
         indexed = index is not None
         index = index if index is not None else InputIndex()
-        workloads: list[tuple[Resource, KindRule]] = []
+        workloads: list[tuple[int, tuple[Resource, KindRule]]] = []
         for item in items:
-            if isinstance(item, InputFault):
-                policy = self.input_policies.get(item.rule)
-                if policy is not None:
-                    findings.append(fault_finding(item, policy))
-                continue
-            if not indexed:
-                index.add(item)
-            rule = self.kind_table.lookup_or_infer(item.data)
+            if indexed:  # the whole input is indexed already: only report faults, find workloads
+                if isinstance(item, InputFault):
+                    self._take(item, index, findings)
+                    continue
+                rule = self.kind_table.lookup_or_infer(item.data)
+            else:
+                rule = self._take(item, index, findings)
             if rule is not None:
-                workloads.append((item, rule))
+                assert isinstance(item, Resource)
+                workloads.append((len(workloads), (item, rule)))
+        return self._evaluate_workloads(workloads, index, findings, errors, stats, keep_views, items)
 
+    def _evaluate_workloads(self, workloads: Iterable[tuple[int, tuple[Resource, KindRule]]],
+                            index: InputIndex, findings: list[Finding], errors: list[InputError],
+                            stats: ReadStats, keep_views: bool,
+                            items: list[Resource | InputFault]) -> LintResult:
+        """Evaluate (order, (workload, rule)) pairs; views and estimates come out in order."""
         from kubegap_lint.views import ViewBuilder
 
         builder = ViewBuilder(index, self.params.get("gpu_resources", []),
                               self.params.get("nccl_gpu_resources", []))
         options = self._options()
-        views: list[dict[str, Any]] = []
-        estimates: list[Estimate] = []
+        views: list[tuple[int, dict[str, Any]]] = []
+        estimates: list[tuple[int, Estimate]] = []
         count = 0
-        for resource, rule in workloads:
+        for order, (resource, rule) in workloads:
             view = builder.workload_view(resource, rule)
             if view is None:
                 continue
             count += 1
             if keep_views:
-                views.append(view)
+                views.append((order, view))
             found = estimate(view, Location(resource.path, resource.start.line, resource.start.column),
                              resource.ref(), self.params.get("interruption_reference"))
             if found is not None:
-                estimates.append(found)
+                estimates.append((order, found))
             for policy in self.workload_policies:
                 try:
                     findings.extend(evaluate_workload([policy], view, resource, options))
                 except Exception as exc:  # a policy met data it cannot handle: say so, go on
                     errors.append(InputError(
                         resource.path,
-                        f"policy {policy.id} could not be evaluated on {resource.ref().display()}: "
+                        f"policy {policy.id} ({policy.path}) could not be evaluated on {resource.ref().display()}: "
                         f"{' '.join(str(exc).split()) or type(exc).__name__}",
                         resource.start.line, resource.start.column,
                     ))
@@ -183,4 +247,7 @@ class Linter:
             findings = map_to_templates(findings, items, self.settings.chart_dirs)
         findings = apply_suppressions(findings, items, self)
         findings.sort(key=Finding.sort_key)
-        return LintResult(findings, errors, stats, count, self.policies, self.catalog, views, estimates)
+        views.sort(key=lambda pair: pair[0])
+        estimates.sort(key=lambda pair: pair[0])
+        return LintResult(findings, errors, stats, count, self.policies, self.catalog,
+                          [v for _, v in views], [e for _, e in estimates])

@@ -33,7 +33,7 @@ from typing import Any
 from kubegap_lint.index import InputIndex
 from kubegap_lint.lint import Linter, LintResult
 from kubegap_lint.model import InputError
-from kubegap_lint.read import InputFault, ReadStats, Resource, decode, read_chunk
+from kubegap_lint.read import InputFault, ReadStats, Resource, decode, read_chunk, split_lines
 from kubegap_lint.scan import Chunk, split_documents
 from kubegap_lint.sources import Source, discover
 
@@ -193,7 +193,7 @@ def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputErro
         stats.files += 1
         size += len(raw)
         text, bad_lines = decode(raw)
-        units.append(_Unit(source.display, list(split_documents(text.splitlines(True))), sorted(bad_lines)))
+        units.append(_Unit(source.display, list(split_documents(split_lines(text))), sorted(bad_lines)))
     if size < MIN_PARALLEL_BYTES or _needs_whole_input(linter):
         return _serial(linter, units, errors, stats)
     shares = _split(units, jobs, whole_files=_maps_to_charts(linter, units))

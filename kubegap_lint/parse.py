@@ -336,9 +336,17 @@ class _Walker:
                 key_of[id(item)] = key_mark
 
 
+RECURSIVE = -1
+
+
 def _expanded_size(root: Any, limit: int) -> int:
-    """Count the nodes the data would have if every alias were copied out; stops at limit."""
+    """Count the nodes the data would have if every alias were copied out; stops at limit.
+
+    Returns RECURSIVE when an alias points at a node that contains it (`a: &a [*a]`): such
+    data has no finite expansion, and a walk over it would never end.
+    """
     sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # containers whose children are still being counted
     stack: list[tuple[Any, bool]] = [(root, False)]
     while stack:
         obj, done = stack.pop()
@@ -346,9 +354,17 @@ def _expanded_size(root: Any, limit: int) -> int:
             continue
         children = obj.values() if isinstance(obj, dict) else obj
         if not done:
+            if id(obj) in open_nodes:
+                return RECURSIVE
+            open_nodes.add(id(obj))
             stack.append((obj, True))
-            stack.extend((child, False) for child in children if isinstance(child, (dict, list)))
+            for child in children:
+                if isinstance(child, (dict, list)):
+                    if id(child) in open_nodes:
+                        return RECURSIVE
+                    stack.append((child, False))
             continue
+        open_nodes.discard(id(obj))
         total = 1
         for child in children:
             total += sizes.get(id(child), 1)
@@ -367,7 +383,9 @@ def _error_position(exc: Exception, chunk: Chunk, fallback: Position) -> Positio
     if mark is None or (getattr(mark, "line", 0) > last_line and context is not None):
         mark = context or problem
     if mark is not None and getattr(mark, "line", None) is not None:
-        line = min(mark.line, last_line) if mark is problem else mark.line
+        # The parser ends an input that lacks a final new line on a line of its own, past the
+        # text: clamp every mark to the chunk's last line.
+        line = min(mark.line, last_line)
         column = mark.column + 1 if line == mark.line else 1
         return Position(line + 1 + chunk.first_line, column)
     position = getattr(exc, "position", None)  # ReaderError: offset of a bad character
@@ -393,6 +411,15 @@ def parse_chunk(chunk: Chunk) -> ParsedDocument:
     """Parse one document's text; a fault becomes a problem, never an exception."""
     fallback = Position(chunk.first_line + 1, 1)
     walker = _Walker(chunk.first_line)
+    from kubegap_lint.limits import MAX_DEPTH, depth_exceeds, may_be_too_deep
+
+    deep = may_be_too_deep(chunk.text) and depth_exceeds(_parser_class()(chunk.text))
+    if deep:
+        # Composing would recurse in C once per level: refuse before it can crash.
+        message = (f"this document nests more than {MAX_DEPTH:,} levels deep; it is not linted"
+                   " (no manifest needs that many)")
+        where = Position(deep.line + 1 + chunk.first_line, deep.column + 1)
+        return ParsedDocument(None, walker.index, fallback, [ParseProblem("document-too-large", message, where)])
     try:
         node = _compose(chunk.text)
     except Exception as exc:  # the C parser raises several error types; all are input faults
@@ -406,6 +433,10 @@ def parse_chunk(chunk: Chunk) -> ParsedDocument:
     data = walker.walk(node)
     if walker.aliased:
         size = _expanded_size(data, MAX_EXPANDED_NODES)
+        if size == RECURSIVE:
+            message = ("an alias refers to a node that contains it, so the data is infinitely"
+                       " deep; the document is not linted")
+            return ParsedDocument(None, walker.index, start, [ParseProblem("yaml-alias-expansion", message, start)])
         if size > MAX_EXPANDED_NODES:
             message = (
                 f"aliases in this document expand to more than {MAX_EXPANDED_NODES:,} nodes;"

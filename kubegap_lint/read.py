@@ -7,11 +7,14 @@ stops the others: it becomes an `InputFault` that the evaluate stage reports as 
 
 from __future__ import annotations
 
+import bisect
 import codecs
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubegap_lint.limits import MAX_DOCUMENT_CHARS
 from kubegap_lint.model import Position, ResourceRef
 from kubegap_lint.parse import PositionIndex, parse_chunk
 from kubegap_lint.scan import Chunk, split_documents
@@ -37,6 +40,7 @@ class Resource:
     helm_source: str | None = None
     comments: list[tuple[int, int, str]] = field(default_factory=list)
     item_index: int | None = None  # position inside a List
+    chars: int = 0  # length of the document's text: what keeping it parsed costs (stream.py)
 
     @property
     def kind(self) -> str:
@@ -116,6 +120,20 @@ def decode(data: bytes) -> tuple[str, list[int]]:
     return data.decode("utf-8", errors="replace"), bad_lines
 
 
+# str.splitlines also breaks at these, and the YAML 1.1 parser at the last three; editors, grep
+# and git do not. Lines end only at \n, \r\n or a lone \r, so reported lines match the editor's.
+_ODD_BREAKS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+_NOT_BREAKS = str.maketrans({"\x85": " ", "\u2028": " ", "\u2029": " "})
+_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of text with their ends, broken only at \\n, \\r\\n and \\r."""
+    if any(ch in text for ch in _ODD_BREAKS):
+        return _LINE_RE.findall(text.translate(_NOT_BREAKS))
+    return text.splitlines(True)
+
+
 def is_kubernetes_object(data: Any) -> bool:
     return (
         isinstance(data, dict)
@@ -133,9 +151,32 @@ def read_text(
     path: str, text: str, stats: ReadStats, bad_lines: list[int] | None = None
 ) -> Iterator[Resource | InputFault]:
     """Yield the resources and input faults of one stream, in document order."""
-    bad = sorted(bad_lines or [])
-    for chunk in split_documents(text.splitlines(True)):
+    return read_lines(path, split_lines(text), stats, sorted(bad_lines or []))
+
+
+def read_lines(
+    path: str, lines: Iterable[str], stats: ReadStats, bad_lines: list[int] | None = None,
+    only: set[int] | None = None,
+) -> Iterator[Resource | InputFault]:
+    """Like read_text, from lines read as they come (stream.source_lines). bad_lines may grow
+    while the lines are read; it must stay in ascending order. With `only`, documents whose
+    index is not in it are split off but not parsed (a second reading of a stream)."""
+    bad = bad_lines if bad_lines is not None else []
+    for chunk in split_documents(lines):
+        if only is not None and chunk.index not in only:
+            continue
         yield from read_chunk(path, chunk, stats, bad)
+
+
+def _bad_line_in(chunk: Chunk, bad: list[int]) -> int | None:
+    """The first undecodable line inside the chunk, if any (bad is sorted)."""
+    if not bad:
+        return None
+    span = _chunk_lines(chunk)
+    position = bisect.bisect_left(bad, span.start)
+    if position < len(bad) and bad[position] in span:
+        return bad[position]
+    return None
 
 
 def read_chunk(path: str, chunk: Chunk, stats: ReadStats, bad: list[int]) -> Iterator[Resource | InputFault]:
@@ -144,16 +185,22 @@ def read_chunk(path: str, chunk: Chunk, stats: ReadStats, bad: list[int]) -> Ite
     if not chunk.has_content:
         stats.empty_documents += 1
         return
-    if bad:
-        lines = _chunk_lines(chunk)
-        hit = next((n for n in bad if n in lines), None)
-        if hit is not None:
-            yield InputFault(
-                "yaml-syntax-error",
-                "the file is not valid UTF-8 here; save it as UTF-8",
-                path, Position(hit, 1), chunk.index, chunk.helm_source,
-            )
-            return
+    hit = _bad_line_in(chunk, bad)
+    if hit is not None:
+        yield InputFault(
+            "yaml-syntax-error",
+            "the file is not valid UTF-8 here; save it as UTF-8",
+            path, Position(hit, 1), chunk.index, chunk.helm_source,
+        )
+        return
+    if chunk.too_large:
+        yield InputFault(
+            "document-too-large",
+            f"this document holds more than {MAX_DOCUMENT_CHARS // 2**20} MiB of text; it is"
+            " not linted (the API server refuses objects over 3 MiB)",
+            path, Position(chunk.first_line + 1, 1), chunk.index, chunk.helm_source,
+        )
+        return
     if chunk.template_line is not None:
         yield InputFault(
             "unrendered-template",
@@ -179,14 +226,14 @@ def read_chunk(path: str, chunk: Chunk, stats: ReadStats, bad: list[int]) -> Ite
     if items is None:
         stats.resources += 1
         yield Resource(path, chunk.index, data, parsed.positions, parsed.start,
-                       chunk.helm_source, chunk.comments)
+                       chunk.helm_source, chunk.comments, chars=len(chunk.text))
         return
     for item_index, item in enumerate(items):
         if is_kubernetes_object(item):
             stats.resources += 1
             start = parsed.positions.node(item) or parsed.start
             yield Resource(path, chunk.index, item, parsed.positions, start,
-                           chunk.helm_source, chunk.comments, item_index)
+                           chunk.helm_source, chunk.comments, item_index, len(chunk.text))
 
 
 def _list_items(data: dict[str, Any]) -> list[Any] | None:

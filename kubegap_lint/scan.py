@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from kubegap_lint.limits import MAX_DOCUMENT_CHARS
+
 _SOURCE_RE = re.compile(r"^#\s*Source:\s*(\S.*?)\s*$")
 # Helm/Go-template actions as Helm charts write them. Prometheus-style `{{ $labels.x }}` inside
 # string values is legitimate rendered content and must not match.
@@ -37,28 +39,36 @@ class Chunk:
     comments: list[tuple[int, int, str]] = field(default_factory=list)  # (line, col, text)
     has_content: bool = False
     explicit_start: bool = False  # opened by `---`: an empty one is still a document
+    too_large: bool = False  # over limits.MAX_DOCUMENT_CHARS: its text was dropped, not kept
 
 
 def _is_marker(line: str, marker: str) -> bool:
     return line.startswith(marker) and (len(line) == 3 or line[3] in " \t\r\n")
 
 
-def split_documents(lines: Iterable[str]) -> Iterator[Chunk]:
+def split_documents(lines: Iterable[str], max_chars: int = MAX_DOCUMENT_CHARS) -> Iterator[Chunk]:
     """Yield one chunk per YAML document, empty ones included (`has_content` tells them apart).
 
     `lines` keep their line ends, as from str.splitlines(True) or a text file. Comments before
-    the first `---` are that document's preamble, not a document of their own.
+    the first `---` are that document's preamble, not a document of their own. A document
+    longer than max_chars keeps no text (`too_large`), so memory stays bounded by max_chars.
     """
     chunk = Chunk(index=0, first_line=0)
     parts: list[str] = []
     after_directive = False
     line_no = 0
+    size = 0
 
     for line in lines:
         if chunk.has_content and line[:1] not in _MARKER_STARTS:
             # Most lines: inside a document that has content, neither a marker nor a
             # directive. Only inline directives and template text are left to look for.
-            parts.append(line)
+            size += len(line)
+            if size > max_chars:  # an oversized document keeps no text (limits.py)
+                chunk.too_large = True
+                parts = []
+            else:
+                parts.append(line)
             line_no += 1
             if "#" in line and DIRECTIVE_MARK in line:
                 _collect_directive(chunk, line, line_no)
@@ -76,9 +86,15 @@ def split_documents(lines: Iterable[str]) -> Iterator[Chunk]:
                 yield chunk
                 chunk = Chunk(index=chunk.index + 1, first_line=line_no, explicit_start=True)
                 parts = []
+                size = 0
             else:
                 chunk.explicit_start = True
-        parts.append(line)
+        size += len(line)
+        if size > max_chars:
+            chunk.too_large = True
+            parts = []
+        else:
+            parts.append(line)
         line_no += 1
         stripped = line.strip()
         if stripped.startswith("#"):
@@ -101,6 +117,7 @@ def split_documents(lines: Iterable[str]) -> Iterator[Chunk]:
             else:
                 chunk = Chunk(index=chunk.index, first_line=line_no)
             parts = []
+            size = 0
     if chunk.has_content or chunk.explicit_start:
         chunk.text = "".join(parts)
         yield chunk

@@ -56,16 +56,17 @@ def _excluded(display: str, excludes: Iterable[str]) -> bool:
     return False
 
 
-def _walk(root: str) -> list[str]:
+def _walk(root: str, errors: list[InputError]) -> list[str]:
     """Manifest files below root, sorted by path components; never follows symlinked folders
-    (a symlink loop cannot trap the walk)."""
+    (a symlink loop cannot trap the walk). A folder that cannot be listed is an input error."""
     found: list[tuple[str, ...]] = []
     stack = [root]
     while stack:
         folder = stack.pop()
         try:
             entries = list(os.scandir(folder))
-        except OSError:
+        except OSError as exc:
+            errors.append(InputError(_display(folder), f"cannot be read: {exc.strerror or exc}"))
             continue
         for entry in entries:
             if entry.name.startswith("."):
@@ -111,8 +112,10 @@ def discover(
             errors.append(InputError(_display(path), f"cannot be read: {exc.strerror}"))
             continue
         if stat.S_ISDIR(info.st_mode):
-            for found in _walk(path):
+            walk_errors: list[InputError] = []
+            for found in _walk(path, walk_errors):
                 add(found)
+            errors.extend(sorted(walk_errors, key=lambda e: e.path))
         elif stat.S_ISREG(info.st_mode):
             add(path)
         else:

@@ -69,7 +69,10 @@ def test_alias_bomb_is_refused() -> None:
     assert doc.problems[0].rule == "yaml-alias-expansion"
 
 
-def test_deep_nesting_does_not_recurse() -> None:
+def test_deep_nesting_does_not_recurse(monkeypatch) -> None:
+    # Past limits.MAX_DEPTH a document is refused (KG007); lift the guard to show that the
+    # walker itself has no depth limit.
+    monkeypatch.setattr("kubegap_lint.limits.may_be_too_deep", lambda text: False)
     depth = 5000
     text = "a: " + "[" * depth + "]" * depth + "\n"
     (doc,) = _parse(text)

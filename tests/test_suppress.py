@@ -275,7 +275,7 @@ def test_exemption_criteria(criteria: dict, suppressed: bool) -> None:
 def test_exemption_suppresses_input_faults_by_path() -> None:
     result = lint("a: [\n", select=["KG001", "KG005"], path="vendor/broken.yaml",
                   exemptions=[_exemption(rules=["KG001"], paths=["vendor/*"])])
-    assert rows(result) == [("KG001", 2, None, "config")]
+    assert rows(result) == [("KG001", 1, None, "config")]  # the file's only line (no line 2)
 
 
 def test_unused_exemption_is_reported_at_its_line() -> None:

@@ -1,0 +1,159 @@
+"""Read inputs as streams, so that memory grows with the largest document, not the input.
+
+`source_lines` decodes a file block by block into lines. `PendingWorkloads` holds the
+workloads of a run until every cross-resource fact is known (a PodDisruptionBudget further on
+may select a workload met early): up to a budget it keeps them parsed; past it, only where they
+are, and they are read again from their source at the end. Standard input is copied to a
+spooled temporary file (memory, then disk) as it is read, so that it can be read again.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Iterator
+from typing import IO, Any
+
+from kubegap_lint.read import _BOMS, decode, split_lines
+
+BLOCK_BYTES = 1 << 20
+# Resources kept parsed until the end of a run, counted in characters of their documents'
+# text; parsed data with positions takes about 40 times that (measured: 645 MB of memory for
+# 16 M characters kept). Past it, workloads are read twice and other resources kept slim.
+RETAIN_CHARS = 4 * 1024 * 1024
+STDIN_SPOOL_BYTES = 16 * 1024 * 1024
+
+
+def source_lines(handle: IO[bytes], bad_lines: list[int]) -> Iterator[str]:
+    """The decoded lines of a byte stream, with their ends; lines holding bytes that are not
+    UTF-8 are appended (1-based, ascending) to bad_lines as they are met."""
+    head = handle.read(4)
+    for bom, encoding in _BOMS:
+        if head.startswith(bom) and encoding != "utf-8":
+            # UTF-16 and UTF-32 files are rare and small: decode them whole.
+            text, bad = decode(head + handle.read())
+            bad_lines.extend(bad)
+            yield from split_lines(text)
+            return
+    if head.startswith(_BOMS[2][0]):
+        head = head[3:]
+    line_no = 0
+    carry = head
+    while True:
+        block = handle.read(BLOCK_BYTES)
+        data = carry + block
+        if block:
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:  # no line end yet: keep reading (one line is one line, however long)
+                carry = data
+                continue
+            data, carry = data[:cut], data[cut:]
+        elif not data:
+            return
+        try:
+            lines = split_lines(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            lines = []
+            for raw in data.splitlines(True):  # bytes split at \n, \r\n and \r only
+                try:
+                    lines.extend(split_lines(raw.decode("utf-8")))
+                except UnicodeDecodeError:
+                    bad_lines.append(line_no + len(lines) + 1)
+                    lines.extend(split_lines(raw.decode("utf-8", errors="replace")))
+        line_no += len(lines)
+        yield from lines
+        if not block:
+            return
+
+
+class StdinSpool:
+    """Standard input, copied as it is read so that a second pass can read it again."""
+
+    def __init__(self) -> None:
+        self.spool: Any = None
+
+    def open(self) -> IO[bytes]:
+        if self.spool is None:
+            self.spool = tempfile.SpooledTemporaryFile(max_size=STDIN_SPOOL_BYTES)
+            return _Tee(sys.stdin.buffer, self.spool)
+        self.spool.seek(0)
+        return self.spool  # type: ignore[no-any-return]
+
+
+class _Tee:
+    def __init__(self, source: IO[bytes], copy: Any) -> None:
+        self.source = source
+        self.copy = copy
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.source.read(size)
+        self.copy.write(data)
+        return data
+
+    def close(self) -> None:
+        pass
+
+
+class PendingWorkloads:
+    """Workloads waiting for the whole input's index, in input order.
+
+    add() keeps a workload parsed while the kept text is under the budget, else only its
+    (source number, document, item) address; entries() yields (order, payload) where payload
+    is the kept object or the address to read again.
+    """
+
+    def __init__(self, budget: int = RETAIN_CHARS) -> None:
+        self.budget = budget
+        self.kept_chars = 0
+        self.kept: list[tuple[int, Any]] = []
+        self.addresses: dict[int, dict[tuple[int, int | None], int]] = {}  # source -> address -> order
+        self.count = 0
+
+    def retain(self, chars: int) -> bool:
+        """May a document of this many characters be kept parsed? Counts it if so."""
+        if self.kept_chars + chars <= self.budget:
+            self.kept_chars += chars
+            return True
+        return False
+
+    def add(self, source_number: int, document: int, item: int | None, chars: int, value: Any) -> bool:
+        """Queue a workload; True when it is kept parsed, False when it will be read again."""
+        order = self.count
+        self.count += 1
+        if self.retain(chars):
+            self.kept.append((order, value))
+            return True
+        self.addresses.setdefault(source_number, {})[(document, item)] = order
+        return False
+
+
+IGNORE_ANNOTATION = "kubegap.io/ignore"  # suppress.IGNORE_KEY (not imported: keep this module light)
+
+
+def slim(resource: Any) -> Any:
+    """What later stages (suppressions, Helm template mapping) need of a resource that is not
+    kept parsed. A resource that carries a suppression (an inline `# kubegap:` comment, or an
+    ignore annotation anywhere in it) is kept whole, so suppressions work exactly as without
+    a budget; any other needs only its place and identity."""
+    from dataclasses import replace
+
+    if resource.comments:
+        return resource
+    stack: list[Any] = [resource.data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if IGNORE_ANNOTATION in node:
+                return resource
+            stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
+        else:
+            stack.extend(v for v in node if isinstance(v, (dict, list)))
+    data = resource.data
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    small = {key: data[key] for key in ("apiVersion", "kind") if key in data}
+    small["metadata"] = {k: meta[k] for k in ("name", "namespace") if k in meta}
+    positions = object.__new__(type(resource.positions))
+    for slot in type(resource.positions).__slots__:
+        value = getattr(resource.positions, slot)
+        setattr(positions, slot, {} if isinstance(value, dict) else value)
+    return replace(resource, data=small, positions=positions)
