@@ -113,14 +113,15 @@ def _resolve(paths: tuple[str, ...], config_file: str | None, no_config: bool, s
               help="SARIF URIs are relative to DIR [default: the git top level, else the current directory].")
 @click.option("--sarif-category", default=None,
               help="SARIF runs[0].automationDetails.id, for several uploads on one commit.")
-@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Worker processes for large inputs (0: one per CPU; 1: one process). Same output.")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Worker processes for inputs over 1 MB (0: one per CPU). Same output; one"
+                   " process streams with bounded memory, workers hold the whole input.")
 def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None,
                  config_file: str | None, no_config: bool, select: tuple[str, ...],
                  ignore: tuple[str, ...], baseline: str | None, no_baseline: bool,
                  show_suppressed: bool, no_colour: bool, chart_dirs: tuple[str, ...] = (),
                  skip_chart_templates: bool = False, sarif_root: str | None = None,
-                 sarif_category: str | None = None, jobs: int = 0) -> None:
+                 sarif_category: str | None = None, jobs: int = 1) -> None:
     """Lint manifests: files, folders (recursively) and - for stdin."""
     if not paths:
         _fail("no input: name files or folders to lint, or - for stdin (see --help)")
