@@ -14,7 +14,9 @@ import math
 import re
 from typing import Any
 
+from kubegap_lint.coerce import as_count, as_dict, as_list
 from kubegap_lint.index import selector_matches
+
 
 # torchrun flags accept both spellings (`--max-restarts`, `--max_restarts`) and `=` or a space.
 _FLAG_RE = {
@@ -29,25 +31,6 @@ _TORCHRUN_LAUNCHERS = frozenset(("torchrun", "torch.distributed.run", "torch.dis
 _ELASTIC_BACKENDS = frozenset(("c10d", "etcd", "etcd-v2"))
 _ELASTIC_KINDS = frozenset(("ElasticJob",))
 _UNRENDERED_RE = re.compile(r"\$\(?\{?[A-Za-z_]")
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _count(value: Any) -> int | None:
-    """An integer count; None when absent, unrendered or not a number."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
 
 
 def _unquote(text: str) -> str:
@@ -68,8 +51,8 @@ def selector_may_select(selector: Any, labels: dict[str, Any]) -> bool:
     constraints and affinity terms)."""
     if not isinstance(selector, dict):
         return False
-    known = {k: v for k, v in _dict(selector.get("matchLabels")).items() if k in labels}
-    expressions = [e for e in _list(selector.get("matchExpressions"))
+    known = {k: v for k, v in as_dict(selector.get("matchLabels")).items() if k in labels}
+    expressions = [e for e in as_list(selector.get("matchExpressions"))
                    if isinstance(e, dict) and e.get("key") in labels]
     return selector_matches({"matchLabels": known, "matchExpressions": expressions}, labels)
 
@@ -81,22 +64,22 @@ def spread_facts(spec: dict[str, Any], labels: dict[str, Any]) -> dict[str, list
     constraints whose selector may select the template's own pods count."""
     hard: list[str] = []
     soft: list[str] = []
-    for constraint in _list(spec.get("topologySpreadConstraints")):
+    for constraint in as_list(spec.get("topologySpreadConstraints")):
         if not isinstance(constraint, dict) or not isinstance(constraint.get("topologyKey"), str):
             continue
         selects = selector_may_select(constraint.get("labelSelector"), labels) or bool(
-            _list(constraint.get("matchLabelKeys")))
+            as_list(constraint.get("matchLabelKeys")))
         if not selects:
             continue
         target = soft if constraint.get("whenUnsatisfiable") == "ScheduleAnyway" else hard
         target.append(constraint["topologyKey"])
-    anti = _dict(_dict(spec.get("affinity")).get("podAntiAffinity"))
-    for term in _list(anti.get("requiredDuringSchedulingIgnoredDuringExecution")):
+    anti = as_dict(as_dict(spec.get("affinity")).get("podAntiAffinity"))
+    for term in as_list(anti.get("requiredDuringSchedulingIgnoredDuringExecution")):
         if isinstance(term, dict) and isinstance(term.get("topologyKey"), str):
             if selector_may_select(term.get("labelSelector"), labels):
                 hard.append(term["topologyKey"])
-    for weighted in _list(anti.get("preferredDuringSchedulingIgnoredDuringExecution")):
-        term = _dict(_dict(weighted).get("podAffinityTerm"))
+    for weighted in as_list(anti.get("preferredDuringSchedulingIgnoredDuringExecution")):
+        term = as_dict(as_dict(weighted).get("podAffinityTerm"))
         if isinstance(term.get("topologyKey"), str) and selector_may_select(term.get("labelSelector"), labels):
             soft.append(term["topologyKey"])
     return {"hard": sorted(set(hard)), "soft": sorted(set(soft))}
@@ -167,7 +150,7 @@ def _nodes_range(value: str | None) -> tuple[int | None, int | None]:
     if value is None:
         return None, None
     low, _, high = value.partition(":")
-    return _count(low), _count(high or low)
+    return as_count(low), as_count(high or low)
 
 
 def elastic_facts(view: dict[str, Any]) -> dict[str, Any] | None:
@@ -176,7 +159,7 @@ def elastic_facts(view: dict[str, Any]) -> dict[str, Any] | None:
     rendezvous. `max_restarts` is the effective worker-group restart budget (torchrun's flag
     wins over PET_MAX_RESTARTS, which wins over elasticPolicy.maxRestarts; 0 when none is set,
     torchrun's default; null when set to an unknown value). None when not elastic."""
-    spec = _dict(_dict(view.get("resource")).get("spec"))
+    spec = as_dict(as_dict(view.get("resource")).get("spec"))
     policy = spec.get("elasticPolicy") if view.get("kind") == "PyTorchJob" else None
     source = "elasticPolicy" if isinstance(policy, dict) else None
     if view.get("kind") in _ELASTIC_KINDS:
@@ -202,10 +185,10 @@ def elastic_facts(view: dict[str, Any]) -> dict[str, Any] | None:
         source = "torchrun"
     if source is None:
         return None
-    policy = _dict(policy)
+    policy = as_dict(policy)
     if source == "elasticPolicy" and not ranged:
-        min_nodes = _count(policy.get("minReplicas")) if "minReplicas" in policy else min_nodes
-        max_nodes = _count(policy.get("maxReplicas")) if "maxReplicas" in policy else max_nodes
+        min_nodes = as_count(policy.get("minReplicas")) if "minReplicas" in policy else min_nodes
+        max_nodes = as_count(policy.get("maxReplicas")) if "maxReplicas" in policy else max_nodes
     if "max_restarts" in flags:
         restarts: Any = flags["max_restarts"]
     elif env_restarts != "unset":
@@ -218,7 +201,7 @@ def elastic_facts(view: dict[str, Any]) -> dict[str, Any] | None:
         "source": source,
         "min_nodes": min_nodes,
         "max_nodes": max_nodes,
-        "max_restarts": _count(restarts),
+        "max_restarts": as_count(restarts),
     }
 
 
@@ -238,9 +221,9 @@ def accelerator_mismatches(raw: dict[str, Any], patterns: list[str]) -> list[dic
     """Accelerator resources a container requests without the same limit: `name`, `request`,
     `limit` (null when missing). Extended resources cannot be overcommitted, so the API server
     rejects both; an unrendered value on either side is not compared."""
-    resources = _dict(raw.get("resources"))
-    requests = _dict(resources.get("requests"))
-    limits = _dict(resources.get("limits"))
+    resources = as_dict(raw.get("resources"))
+    requests = as_dict(resources.get("requests"))
+    limits = as_dict(resources.get("limits"))
     found = []
     for name in sorted(requests):
         if not any(fnmatch.fnmatchcase(str(name), p) for p in patterns):
@@ -266,7 +249,7 @@ def _follow(data: Any, dotted: str) -> Any:
             return None
         node = node.get(match.group(1))
         for index in re.findall(r"\[(\d+)\]", match.group(2)):
-            items = _list(node)
+            items = as_list(node)
             node = items[int(index)] if int(index) < len(items) else None
     return node
 
@@ -280,7 +263,7 @@ def restart_policy(resource: dict[str, Any], pod: dict[str, Any]) -> Any:
         entry = _follow(resource, path[: -len(".template")])
         if isinstance(entry, dict) and entry.get("restartPolicy") is not None:
             return entry["restartPolicy"]
-    return _dict(pod.get("spec")).get("restartPolicy")
+    return as_dict(pod.get("spec")).get("restartPolicy")
 
 
 # -- the hook -------------------------------------------------------------------------------
@@ -289,10 +272,10 @@ def add_resilience_facts(view: dict[str, Any], gpu_patterns: list[str]) -> None:
     """Add the facts above to a workload view in place (docs/workload-view.md)."""
     gpu_pods: int | None = 0
     for pod in view.get("pods") or []:
-        pod["spread"] = spread_facts(_dict(pod.get("spec")), _dict(pod.get("labels")))
-        pod["restart_policy"] = restart_policy(_dict(view.get("resource")), pod)
+        pod["spread"] = spread_facts(as_dict(pod.get("spec")), as_dict(pod.get("labels")))
+        pod["restart_policy"] = restart_policy(as_dict(view.get("resource")), pod)
         for container in (pod.get("containers") or []) + (pod.get("init_containers") or []):
-            container["accelerator_mismatches"] = accelerator_mismatches(_dict(container.get("raw")), gpu_patterns)
+            container["accelerator_mismatches"] = accelerator_mismatches(as_dict(container.get("raw")), gpu_patterns)
         if pod.get("has_gpu"):
             gpu_pods = None if gpu_pods is None or pod.get("replicas") is None else gpu_pods + pod["replicas"]
     view["gpu_pods"] = gpu_pods

@@ -15,10 +15,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from kubegap_lint import shellwords
+from kubegap_lint.coerce import as_count, as_dict, as_list
 from kubegap_lint.index import InputIndex, selector_matches
 from kubegap_lint.kinds import KindRule, TemplateRule, get_path
 from kubegap_lint.read import Resource
 from kubegap_lint.viewfacts import add_resilience_facts
+
 
 _LAUNCHER_RE = re.compile(
     r"(?:^|[\s/;&|(\"'])(torchrun|torch\.distributed\.run|torch\.distributed\.launch|"
@@ -29,17 +31,6 @@ _DISTRIBUTED_KINDS = frozenset(("PyTorchJob", "TrainJob", "ElasticJob"))
 _EXPORT_RE = re.compile(r"(?:^|[\s;&|(])(?:export\s+)?([A-Z][A-Z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;&|)]*)")
 _MPI_X_RE = re.compile(r"(?:^|\s)-x\s+([A-Za-z_][A-Za-z0-9_]*)(?:=([^\s;&|)]*))?")
 _VOLUME_META_KEYS = frozenset(("name",))
-
-
-def _as_int(value: Any) -> int | None:
-    """A count as Kubernetes reads it; None when it is unknown (an unrendered `$N`, text)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
 
 
 _UNRENDERED_RE = re.compile(r"\$\(?\{?[A-Za-z_]")
@@ -57,16 +48,8 @@ def _env_text(value: Any) -> str | None:
     return text
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _strings(value: Any) -> list[str]:
-    return [str(v) for v in _list(value) if v is not None]
+    return [str(v) for v in as_list(value) if v is not None]
 
 
 def command_text(container: dict[str, Any]) -> str:
@@ -156,7 +139,7 @@ def container_locations(raw: dict[str, Any], mounts: list[dict[str, Any]]) -> li
     for key in ("command", "args"):
         for path in path_values(" ".join(_strings(raw.get(key)))):
             found.append(_location(path, key, raw.get(key), mounts))
-    for entry in _list(raw.get("env")):
+    for entry in as_list(raw.get("env")):
         if isinstance(entry, dict) and isinstance(entry.get("value"), str) and "valueFrom" not in entry:
             for path in path_values(entry["value"]):
                 found.append(_location(path, f"env {entry.get('name')}", entry, mounts))
@@ -196,23 +179,23 @@ class ViewBuilder:
         return any(fnmatch.fnmatchcase(name, p) for p in self.nccl_patterns)
 
     def accelerators(self, container: dict[str, Any]) -> dict[str, int | None]:
-        resources = _dict(container.get("resources"))
-        limits = _dict(resources.get("limits"))
-        requests = _dict(resources.get("requests"))
+        resources = as_dict(container.get("resources"))
+        limits = as_dict(resources.get("limits"))
+        requests = as_dict(resources.get("requests"))
         found: dict[str, int | None] = {}
         for name in sorted(set(limits) | set(requests)):
             if self.is_gpu_resource(name):
-                found[name] = _as_int(limits.get(name, requests.get(name)))
+                found[name] = as_count(limits.get(name, requests.get(name)))
         return found
 
     def device_claims(self, spec: dict[str, Any], container: dict[str, Any], namespace: str | None) -> dict[str, int | None]:
         """GPUs a container gets through DRA claims whose claim object is in the input."""
-        used = {c.get("name") for c in _list(_dict(container.get("resources")).get("claims")) if isinstance(c, dict)}
+        used = {c.get("name") for c in as_list(as_dict(container.get("resources")).get("claims")) if isinstance(c, dict)}
         found: dict[str, int | None] = {}
-        for claim in _list(spec.get("resourceClaims")):
+        for claim in as_list(spec.get("resourceClaims")):
             if not isinstance(claim, dict) or claim.get("name") not in used:
                 continue
-            source = _dict(claim.get("source")) or claim
+            source = as_dict(claim.get("source")) or claim
             template_name = source.get("resourceClaimTemplateName")
             claim_name = source.get("resourceClaimName")
             requests = None
@@ -224,7 +207,7 @@ class ViewBuilder:
                 if "gpu" in device_class.lower():
                     key = f"dra:{device_class}"
                     previous = found.get(key, 0)
-                    number = _as_int(count)
+                    number = as_count(count)
                     found[key] = None if previous is None or number is None else previous + number
         return found
 
@@ -234,13 +217,13 @@ class ViewBuilder:
         data = resource.data
         if rule.each_key is not None:
             mapping = get_path(data, rule.each_key)
-            for key, entry in _dict(mapping).items():
+            for key, entry in as_dict(mapping).items():
                 if isinstance(entry, dict):
                     yield str(key), ".".join(rule.each_key + (str(key),)), entry, entry, entry
         elif rule.each_item is not None:
             items = get_path(data, rule.each_item)
             assert rule.role_key is not None
-            for position, entry in enumerate(_list(items)):
+            for position, entry in enumerate(as_list(items)):
                 if isinstance(entry, dict):
                     role = get_path(entry, rule.role_key)
                     role_text = str(role) if role is not None else str(position)
@@ -272,14 +255,14 @@ class ViewBuilder:
             spec = template.get("spec")
             if not isinstance(spec, dict):
                 return None
-            metadata = _dict(template.get("metadata"))
+            metadata = as_dict(template.get("metadata"))
             anchor: Any = template
             rel = ".".join(rule.template)
         elif rule.spec is not None:
             spec = get_path(holder, rule.spec)
             if not isinstance(spec, dict):
                 return None
-            metadata = _dict(holder.get("metadata")) if rule.spec == ("spec",) else {}
+            metadata = as_dict(holder.get("metadata")) if rule.spec == ("spec",) else {}
             anchor = spec
             rel = ".".join(rule.spec)
         else:
@@ -302,9 +285,9 @@ class ViewBuilder:
         replicas = self._replicas(resource.data if rule.each_key is None and rule.each_item is None else replica_source,
                                   resource.data, rule)
         containers = [self._container(resource, spec, c, i, role, path)
-                      for i, c in enumerate(_list(spec.get("containers"))) if isinstance(c, dict)]
+                      for i, c in enumerate(as_list(spec.get("containers"))) if isinstance(c, dict)]
         init_containers = [self._container(resource, spec, c, i, role, path, init=True)
-                           for i, c in enumerate(_list(spec.get("initContainers"))) if isinstance(c, dict)]
+                           for i, c in enumerate(as_list(spec.get("initContainers"))) if isinstance(c, dict)]
         accelerators: dict[str, int | None] = {}
         gpus: int | None = 0
         for container in containers:
@@ -320,7 +303,7 @@ class ViewBuilder:
         for container in containers:
             for name, value in container["env"].items():
                 env.setdefault(name, value)
-        labels = _dict(metadata.get("labels"))
+        labels = as_dict(metadata.get("labels"))
         pod = {
             "role": role,
             "label": "pods" if role == "pod" else f"{role} pods",
@@ -334,11 +317,11 @@ class ViewBuilder:
             "partial": partial,
             "metadata": metadata,
             "labels": labels,
-            "annotations": _dict(metadata.get("annotations")),
+            "annotations": as_dict(metadata.get("annotations")),
             "spec": spec,
             "containers": containers,
             "init_containers": init_containers,
-            "volumes": {str(v.get("name")): v for v in _list(spec.get("volumes")) if isinstance(v, dict)},
+            "volumes": {str(v.get("name")): v for v in as_list(spec.get("volumes")) if isinstance(v, dict)},
             "env": env,
             "commands": [c["command_line"] for c in containers if c["command_line"]],
             # Every command line and known env value, for scans such as object-store URLs.
@@ -364,13 +347,13 @@ class ViewBuilder:
         total: int | None = 1
         for path in rule.replicas:
             raw = get_path(source, path)
-            value = rule.default_replicas if raw is None else _as_int(raw)
+            value = rule.default_replicas if raw is None else as_count(raw)
             total = None if value is None or total is None else total * value
         if rule.less_one_when is not None and total is not None and get_path(root, rule.less_one_when) is not None:
             groups = None
             if rule.replicas:
                 first = get_path(source, rule.replicas[0])
-                groups = rule.default_replicas if first is None else _as_int(first)
+                groups = rule.default_replicas if first is None else as_count(first)
             total = None if groups is None else total - groups
         return total
 
@@ -378,16 +361,16 @@ class ViewBuilder:
                    role: str, pod_path: str, init: bool = False) -> dict[str, Any]:
         env: dict[str, str | None] = {}
         entries: dict[str, Any] = {}
-        for entry in _list(raw.get("env")):
+        for entry in as_list(raw.get("env")):
             if isinstance(entry, dict) and isinstance(entry.get("name"), str):
                 name = entry["name"]
                 env[name] = _env_text(entry.get("value")) if "valueFrom" not in entry else None
                 entries[name] = entry
-        for source in _list(raw.get("envFrom")):
-            config_ref = _dict(_dict(source).get("configMapRef"))
+        for source in as_list(raw.get("envFrom")):
+            config_ref = as_dict(as_dict(source).get("configMapRef"))
             if isinstance(config_ref.get("name"), str):
                 values = self.index.config_map(resource.namespace, config_ref["name"]) or {}
-                prefix = str(_dict(source).get("prefix") or "")
+                prefix = str(as_dict(source).get("prefix") or "")
                 for key, value in values.items():
                     env.setdefault(prefix + key, value)
         text = command_text(raw)
@@ -399,8 +382,8 @@ class ViewBuilder:
         for count in accelerators.values():
             gpus = None if gpus is None or count is None else gpus + count
         mounts = []
-        volumes = {str(v.get("name")): v for v in _list(spec.get("volumes")) if isinstance(v, dict)}
-        for mount in _list(raw.get("volumeMounts")):
+        volumes = {str(v.get("name")): v for v in as_list(spec.get("volumes")) if isinstance(v, dict)}
+        for mount in as_list(raw.get("volumeMounts")):
             if not isinstance(mount, dict):
                 continue
             volume = volumes.get(str(mount.get("name")))
@@ -414,7 +397,7 @@ class ViewBuilder:
                 "path": str(mount.get("mountPath", "")),
                 "volume_type": volume_type,
                 "volume": volume,
-                "medium": _dict(volume.get("emptyDir")).get("medium") if volume else None,
+                "medium": as_dict(volume.get("emptyDir")).get("medium") if volume else None,
                 "mount": mount,
             })
         launchers = sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(text)})
@@ -474,11 +457,11 @@ class ViewBuilder:
             "training": rule.workload_class == "training",
             "serving": rule.workload_class == "serving",
         }
-        claim_templates = _list(get_path(data, rule.claim_templates)) if rule.claim_templates else []
+        claim_templates = as_list(get_path(data, rule.claim_templates)) if rule.claim_templates else []
         if rule.claim_policies:
-            for policy in _list(get_path(data, rule.claim_policies)):
-                claim_templates = claim_templates + _list(_dict(policy).get("templates"))
-        self.claim_names = {str(_dict(_dict(c).get("metadata")).get("name")) for c in claim_templates}
+            for policy in as_list(get_path(data, rule.claim_policies)):
+                claim_templates = claim_templates + as_list(as_dict(policy).get("templates"))
+        self.claim_names = {str(as_dict(as_dict(c).get("metadata")).get("name")) for c in claim_templates}
         pod_rules = self.pod_views(resource, rule, summary)
         pods = [pod for pod, _ in pod_rules]
         if not pods:
@@ -500,7 +483,7 @@ class ViewBuilder:
             replicas = 1
             for path in rule.replicas:
                 raw = get_path(data, path)
-                value = 1 if raw is None else _as_int(raw)
+                value = 1 if raw is None else as_count(raw)
                 replicas = None if value is None or replicas is None else replicas * value
         elif any(t.counts_as_replicas for t in rule.templates):
             counted = [pod["replicas"] for pod, t in pod_rules if t.counts_as_replicas]
@@ -530,8 +513,8 @@ class ViewBuilder:
         summary["torch_backend"] = backends.pop() if len(backends) == 1 else None
         view = dict(summary)
         view.update({
-            "labels": _dict(resource.metadata.get("labels")),
-            "annotations": _dict(resource.metadata.get("annotations")),
+            "labels": as_dict(resource.metadata.get("labels")),
+            "annotations": as_dict(resource.metadata.get("annotations")),
             "pods": pods,
             "claim_templates": claim_templates,
             "resource": data,
