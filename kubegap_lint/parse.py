@@ -407,6 +407,15 @@ def _error_message(exc: Exception) -> str:
     return " ".join(text.split())
 
 
+def _hint(chunk: Chunk, where: Position) -> str:
+    """What to do, for the faults whose parser message does not say it (a tab loses its quote)."""
+    lines = chunk.text.split("\n")
+    index = where.line - 1 - chunk.first_line
+    if 0 <= index < len(lines) and lines[index][where.column - 1 : where.column] == "\t":
+        return "; a tab cannot indent YAML: use spaces"
+    return ""
+
+
 def parse_chunk(chunk: Chunk) -> ParsedDocument:
     """Parse one document's text; a fault becomes a problem, never an exception."""
     fallback = Position(chunk.first_line + 1, 1)
@@ -423,9 +432,8 @@ def parse_chunk(chunk: Chunk) -> ParsedDocument:
     try:
         node = _compose(chunk.text)
     except Exception as exc:  # the C parser raises several error types; all are input faults
-        problem = ParseProblem(
-            "yaml-syntax-error", _error_message(exc), _error_position(exc, chunk, fallback)
-        )
+        where = _error_position(exc, chunk, fallback)
+        problem = ParseProblem("yaml-syntax-error", _error_message(exc) + _hint(chunk, where), where)
         return ParsedDocument(None, walker.index, fallback, [problem])
     if node is None:
         return ParsedDocument(None, walker.index, fallback, [])

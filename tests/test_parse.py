@@ -80,3 +80,9 @@ def test_deep_nesting_does_not_recurse(monkeypatch) -> None:
     for _ in range(depth - 1):
         node = node[0]
     assert node == []
+
+
+def test_a_tab_used_for_indentation_says_what_to_do() -> None:
+    (doc,) = _parse("a:\n\tb: 1\n")
+    assert doc.problems[0].position == Position(2, 1)
+    assert doc.problems[0].message.endswith("; a tab cannot indent YAML: use spaces")
