@@ -15,6 +15,37 @@ SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "corpus"
 
 
+# A GPU training Job with findings (KG201, KG501), shared by the configuration and suppression tests.
+GPU_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: ml
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: trainer
+          image: registry.example/t:1
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
+def load_bench_generator():
+    """bench/generate.py as a module (bench/ is not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_generate", REPO / "bench" / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
 def run_cli(*args: str, stdin: bytes | None = None, cwd: Path | None = None,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     """Run `python -m kubegap_lint` as a user would, from this checkout."""

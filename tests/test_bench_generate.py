@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 from collections import Counter
 
-from conftest import REPO
+from conftest import load_bench_generator
 from kubegap_lint.parse import parse_chunk
 from kubegap_lint.scan import split_documents
 
 
-def _generator():
-    spec = importlib.util.spec_from_file_location("bench_generate", REPO / "bench" / "generate.py")
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
 
 
 def _stream(count: int, seed: int) -> tuple[str, str]:
     yaml_out, json_out = io.StringIO(), io.StringIO()
-    _generator().write_stream(count, seed, yaml_out, json_out)
+    load_bench_generator().write_stream(count, seed, yaml_out, json_out)
     return yaml_out.getvalue(), json_out.getvalue()
 
 

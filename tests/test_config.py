@@ -9,28 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, GPU_JOB, run_cli
 from kubegap_lint.config import discover_config, read_config, resolve
 from kubegap_lint.errors import DataFileError
 from kubegap_lint.lint import Linter
 
-GPU_JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: train
-  namespace: ml
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: trainer
-          image: registry.example/t:1
-          resources:
-            limits:
-              nvidia.com/gpu: 1
-"""
 
 SHM_2GI = """\
 apiVersion: apps/v1

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS, EXAMPLES, REPO, run_cli
+from conftest import CORPUS, EXAMPLES, load_bench_generator, run_cli
 from kubegap_lint import parallel
 from kubegap_lint.report.jsonfmt import render_json
 from kubegap_lint.sources import discover
 
 
-def _generator():
-    spec = importlib.util.spec_from_file_location("bench_generate", REPO / "bench" / "generate.py")
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
 
 
 CROSS_FILE_A = """\
@@ -76,7 +69,7 @@ metadata: {name: {{ .Values.name }}}
 def many_files(tmp_path_factory) -> Path:
     """A folder of generated streams (over the parallel threshold) plus cross-file facts and faults."""
     folder = tmp_path_factory.mktemp("many")
-    generate = _generator()
+    generate = load_bench_generator()
     for number, count in enumerate((150, 40, 220, 5)):
         with open(folder / f"stream-{number}.yaml", "w", encoding="utf-8", newline="\n") as handle:
             generate.write_stream(count, number, handle)

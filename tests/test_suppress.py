@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, GPU_JOB, run_cli
 from kubegap_lint.lint import Linter, LintResult
 from kubegap_lint.settings import Exemption, Settings
 from kubegap_lint.suppress import parse_inline, split_entries
@@ -47,23 +47,6 @@ spec:
                   nvidia.com/gpu: 1
 """
 
-GPU_JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: train
-  namespace: ml
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: trainer
-          image: registry.example/t:1
-          resources:
-            limits:
-              nvidia.com/gpu: 1
-"""
 
 
 def lint(text: str, select: list[str] | None = None, exemptions: list[Exemption] | None = None,
