@@ -3,7 +3,6 @@ under every PYTHONHASHSEED (issue 5)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from conftest import CORPUS, EXAMPLES, run_cli
