@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 import click
@@ -39,16 +40,21 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_USAGE)
 
 
-def _write(text: str, output: str | None) -> None:
+def _write(text: str | Iterable[str], output: str | None) -> None:
+    """Write a report, given whole or in pieces (written as they come: a long report is never
+    held in memory)."""
+    pieces = [text] if isinstance(text, str) else text
     if output:
         try:
             with open(output, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
+                for piece in pieces:
+                    handle.write(piece)
         except OSError as exc:
             _fail(f"cannot write {output}: {exc.strerror}")
     else:
         stream = click.get_text_stream("stdout")
-        stream.write(text)
+        for piece in pieces:
+            stream.write(piece)
         stream.flush()
 
 
@@ -140,27 +146,32 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
         result = parallel.lint_sources(linter, *without_chart_templates(list(paths), settings.exclude), jobs=jobs)
     else:
         result = parallel.lint_paths(linter, paths, jobs)
+    _report(result, linter, fmt, output, no_colour, show_suppressed, sarif_root, sarif_category)
+
+
+def _report(result: Any, linter: Any, fmt: str, output: str | None, no_colour: bool,
+            show_suppressed: bool, sarif_root: str | None, sarif_category: str | None) -> None:
+    """Print the input errors, write the report in the chosen format, exit with the run's code."""
     from kubegap_lint.report.sanitize import safe_text
 
     for error in result.errors:  # paths and messages may hold control characters: escape them
         click.echo(f"kubegap-lint: {safe_text(error.display())}", err=True)
     if fmt == "json":
-        from kubegap_lint.report.jsonfmt import render_json
+        from kubegap_lint.report.jsonfmt import json_pieces
 
-        _write(render_json(result, linter.params), output)
+        _write(json_pieces(result, linter.params), output)
     elif fmt == "sarif":
         _write_sarif(result, output, sarif_root, sarif_category)
     elif fmt == "github":
-        from kubegap_lint.report.github import render_github
+        from kubegap_lint.report.github import github_lines
 
-        _write(render_github(result), output)
+        _write(github_lines(result), output)
     else:
-        from kubegap_lint.report.text import render_text
+        from kubegap_lint.report.text import text_lines
 
-        stream = sys.stdout
-        _write(render_text(result, colour=not output and _colour(no_colour, stream),
-                           show_suppressed=show_suppressed, params=linter.params), output)
-    sys.exit(result.exit_code(settings.fail_on))
+        _write(text_lines(result, colour=not output and _colour(no_colour, sys.stdout),
+                          show_suppressed=show_suppressed, params=linter.params), output)
+    sys.exit(result.exit_code(linter.settings.fail_on))
 
 
 def _write_sarif(result: Any, output: str | None, root: str | None, category: str | None) -> None:

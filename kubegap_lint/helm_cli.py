@@ -88,21 +88,4 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     linter = Linter(settings, catalog=catalog)
     result = linter.lint_texts(rendered)
     result.errors[:0] = errors
-    for error in result.errors:
-        click.echo(f"kubegap-lint: {error.display()}", err=True)
-    if fmt == "json":
-        from kubegap_lint.report.jsonfmt import render_json
-
-        main_cli._write(render_json(result, linter.params), output)
-    elif fmt == "sarif":
-        main_cli._write_sarif(result, output, sarif_root, sarif_category)
-    elif fmt == "github":
-        from kubegap_lint.report.github import render_github
-
-        main_cli._write(render_github(result), output)
-    else:
-        from kubegap_lint.report.text import render_text
-
-        colour = not output and main_cli._colour(no_colour, sys.stdout)
-        main_cli._write(render_text(result, colour=colour, params=linter.params), output)
-    sys.exit(result.exit_code(settings.fail_on))
+    main_cli._report(result, linter, fmt, output, no_colour, False, sarif_root, sarif_category)

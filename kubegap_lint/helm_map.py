@@ -9,13 +9,14 @@ not found keep the rendered location, unchanged.
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from collections.abc import Iterable
 from dataclasses import replace
 
 from kubegap_lint.model import Finding, Location
-from kubegap_lint.read import InputFault, Resource
+from kubegap_lint.read import Resource
 
 _NAME_RE = re.compile(r"^name:\s*['\"]?(?P<name>[^'\"#\s]+)['\"]?\s*(?:#.*)?$")
 _SKIP_DIRS = frozenset(("templates", "node_modules", "__pycache__"))
@@ -122,45 +123,54 @@ def _inside(chart_dir: str, rest: list[str]) -> str | None:
     return None
 
 
-def _ordinals(items: Iterable[Resource | InputFault]) -> dict[tuple[str, int], tuple[int, int]]:
-    """For each rendered resource: its rank among the documents of the same template and kind,
-    and how many such documents there are (a template may render several)."""
-    groups: dict[tuple[str, str, str], list[int]] = {}
-    for item in items:
-        if isinstance(item, Resource) and item.helm_source is not None:
-            groups.setdefault((item.path, item.helm_source, item.kind), []).append(item.document_index)
-    out: dict[tuple[str, int], tuple[int, int]] = {}
-    for (path, _source, _kind), documents in groups.items():
-        unique = sorted(set(documents))
-        for rank, document in enumerate(unique):
-            out[(path, document)] = (rank, len(unique))
-    return out
+class TemplateMapper:
+    """Moves findings on rendered documents to their template lines. `note` each resource as
+    it is read (a document is placed in its template by its rank among the documents that
+    template rendered, of the same kind, in the same file: only those numbers are kept);
+    `map` a finding once the whole input has been noted."""
 
+    def __init__(self, chart_dirs: Iterable[str] = ()) -> None:
+        self.chart_dirs = list(chart_dirs)
+        self._charts: ChartIndex | None = None
+        self.documents: dict[tuple[str, str, str], list[int]] = {}
+        self._sorted: dict[tuple[str, str, str], list[int]] = {}  # filled once mapping starts
 
-def map_to_templates(findings: list[Finding], items: list[Resource | InputFault],
-                     chart_dirs: Iterable[str] = ()) -> list[Finding]:
-    """Findings with their primary location moved to the template file where one is found."""
-    from kubegap_lint.template_lines import locate
+    def note(self, resource: Resource) -> None:
+        if resource.helm_source is not None:
+            group = self.documents.setdefault((resource.path, resource.helm_source, resource.kind), [])
+            if not group or group[-1] != resource.document_index:  # the items of one List count once
+                group.append(resource.document_index)
 
-    charts = ChartIndex(chart_dirs)
-    ordinals = _ordinals(items)
-    mapped: list[Finding] = []
-    for finding in findings:
+    def _rank(self, path: str, template: str, kind: str, document: int) -> tuple[int, int]:
+        """The document's rank among its group, and the group's size."""
+        key = (path, template, kind)
+        unique = self._sorted.get(key)
+        if unique is None:
+            unique = self._sorted[key] = sorted(set(self.documents.get(key, ())))
+        position = bisect.bisect_left(unique, document)
+        if position == len(unique) or unique[position] != document:
+            return 0, 1
+        return position, len(unique)
+
+    def map(self, finding: Finding) -> Finding:
+        """The finding with its primary location moved to the template file, when one is found."""
         # Input faults (KG0xx) are about the rendered text itself: they stay where they are.
         if finding.template is None or finding.resource is None or finding.rendered_location:
-            mapped.append(finding)
-            continue
-        path = charts.resolve(finding.template)
-        text = charts.template_text(path) if path else None
+            return finding
+        from kubegap_lint.template_lines import locate
+
+        if self._charts is None:
+            self._charts = ChartIndex(self.chart_dirs)
+        path = self._charts.resolve(finding.template)
+        text = self._charts.template_text(path) if path else None
         if path is None or text is None:
-            mapped.append(finding)
-            continue
-        rank, count = ordinals.get((finding.location.path, finding.document_index or 0), (0, 1))
+            return finding
+        rank, count = self._rank(finding.location.path, finding.template, finding.resource.kind,
+                                 finding.document_index or 0)
         match = locate(text, finding.resource.kind, rank, count, finding.key_path)
-        mapped.append(replace(
+        return replace(
             finding,
             location=Location(_display(path), match.line, match.column),
             rendered_location=finding.location,
             approximate=finding.approximate or match.approximate,
-        ))
-    return mapped
+        )

@@ -5,6 +5,7 @@ This is the API the CLI and the tests call. It returns a `LintResult`; it never 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,28 +20,86 @@ from kubegap_lint.model import Finding, InputError, Location, Severity
 from kubegap_lint.read import InputFault, ReadStats, Resource, read_lines, read_text
 from kubegap_lint.settings import Settings
 from kubegap_lint.sources import Source, discover
-from kubegap_lint.suppress import apply_suppressions
+from kubegap_lint.spill import SortedSpill
+from kubegap_lint.suppress import Suppressor
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What the summary and the exit code need: counted findings by severity, and the rest."""
+
+    by_severity: dict[Severity, int]
+    suppressed: int
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_severity.values()) + self.suppressed
 
 
 @dataclass
 class LintResult:
-    findings: list[Finding]
+    """The outcome of a run. Findings and estimates live in stores that spill to disk past a
+    few thousand (spill.py), so a report is written as it is read, in the same sorted order."""
+
+    store: SortedSpill[Finding]
     errors: list[InputError]
     stats: ReadStats
     workloads: int
     policies: list[Policy]
     catalog: Catalog
     views: list[dict[str, Any]] = field(default_factory=list, repr=False)
-    estimates: list[Estimate] = field(default_factory=list)
+    estimate_store: SortedSpill[tuple[int, Estimate]] | None = field(default=None, repr=False)
+    baseline: tuple[Counter[str], str] | None = None  # applied as the sorted findings are read
+    _tally: Tally | None = field(default=None, init=False, repr=False)
+
+    def iter_findings(self) -> Iterator[Finding]:
+        """Every finding, sorted, with the baseline's suppressions; may be called again."""
+        found = iter(self.store)
+        if self.baseline is not None:
+            from kubegap_lint.suppress import apply_baseline
+
+            return apply_baseline(found, *self.baseline)
+        return found
+
+    @property
+    def findings(self) -> list[Finding]:
+        return list(self.iter_findings())
+
+    @findings.setter
+    def findings(self, findings: Iterable[Finding]) -> None:
+        """Replace the findings (tools and tests that edit a result before reporting it)."""
+        store: SortedSpill[Finding] = SortedSpill(Finding.sort_key)
+        store.extend(findings)
+        self.store.close()
+        self.store, self._tally = store, None
+
+    def iter_estimates(self) -> Iterator[Estimate]:
+        return (e for _, e in self.estimate_store or ())
+
+    @property
+    def estimates(self) -> list[Estimate]:
+        return list(self.iter_estimates())
 
     def counted(self) -> list[Finding]:
         """Findings that are not suppressed."""
-        return [f for f in self.findings if f.suppression is None]
+        return [f for f in self.iter_findings() if f.suppression is None]
+
+    def tally(self) -> Tally:
+        if self._tally is None:
+            counts = dict.fromkeys(Severity, 0)
+            suppressed = 0
+            for finding in self.iter_findings():
+                if finding.suppression is None:
+                    counts[finding.severity] += 1
+                else:
+                    suppressed += 1
+            self._tally = Tally(counts, suppressed)
+        return self._tally
 
     def exit_code(self, fail_on: Severity) -> int:
         if self.errors:
             return 2
-        if any(f.severity.rank >= fail_on.rank for f in self.counted()):
+        if any(count and severity.rank >= fail_on.rank for severity, count in self.tally().by_severity.items()):
             return 1
         return 0
 
@@ -124,37 +183,29 @@ class Linter:
         """Lint in one streaming pass: each document is parsed, indexed and dropped unless it
         is a workload, and workloads wait (stream.PendingWorkloads: kept parsed up to a budget,
         else read again at the end) until the index holds the facts of the whole input."""
-        from kubegap_lint.stream import PendingWorkloads, StdinSpool, slim
+        from kubegap_lint.stream import PendingWorkloads, StdinSpool
 
-        errors = list(errors or [])
+        run = _Run(self, list(errors or []), keep_views)
         stats = ReadStats()
         stdin = StdinSpool()
-        index = InputIndex()
-        findings: list[Finding] = []
         pending = PendingWorkloads()
-        kept: list[Resource | InputFault] = []  # for suppressions and Helm mapping: slim past the budget
         for number, source in enumerate(sources):
-            for item in self._read_source(source, stdin, stats, errors):
-                rule = self._take(item, index, findings)
-                if not isinstance(item, Resource):
-                    continue
+            for item in self._read_source(source, stdin, stats, run.errors):
+                rule = run.take(item)
                 if rule is not None:
-                    whole = pending.add(number, item.document_index, item.item_index, item.chars, (item, rule))
-                else:
-                    whole = pending.retain(item.chars)
-                kept.append(item if whole else slim(item))
-
-        def workloads() -> Iterator[tuple[int, tuple[Resource, KindRule]]]:
-            yield from pending.kept
-            for number, addresses in sorted(pending.addresses.items()):
-                documents = {document for document, _ in addresses}
-                for item in self._read_source(sources[number], stdin, ReadStats(), errors, documents):
-                    if isinstance(item, Resource) and (item.document_index, item.item_index) in addresses:
-                        rule = self.kind_table.lookup_or_infer(item.data)
-                        if rule is not None:
-                            yield addresses[(item.document_index, item.item_index)], (item, rule)
-
-        return self._evaluate_workloads(workloads(), index, findings, errors, stats, keep_views, kept)
+                    assert isinstance(item, Resource)
+                    pending.add(number, item.document_index, item.item_index, item.chars, (item, rule))
+        for order, (resource, rule) in pending.kept:
+            run.evaluate(order, resource, rule)
+        pending.kept = []
+        for number, addresses in sorted(pending.addresses.items()):
+            documents = {document for document, _ in addresses}
+            for item in self._read_source(sources[number], stdin, ReadStats(), run.errors, documents):
+                if isinstance(item, Resource) and (item.document_index, item.item_index) in addresses:
+                    rule = self.kind_table.lookup_or_infer(item.data)
+                    if rule is not None:
+                        run.evaluate(addresses[(item.document_index, item.item_index)], item, rule)
+        return run.result(stats)
 
     @staticmethod
     def _read_source(source: Source, stdin: Any, stats: ReadStats, errors: list[InputError],
@@ -176,78 +227,100 @@ class Linter:
         finally:
             handle.close()
 
-    def _take(self, item: Resource | InputFault, index: InputIndex,
-              findings: list[Finding]) -> KindRule | None:
-        """Report a fault or index a resource; the workload rule when it is a workload."""
-        if isinstance(item, InputFault):
-            policy = self.input_policies.get(item.rule)
-            if policy is not None:
-                findings.append(fault_finding(item, policy))
-            return None
-        index.add(item)
-        return self.kind_table.lookup_or_infer(item.data)
-
     def _evaluate(self, items: list[Resource | InputFault], errors: list[InputError],
                   stats: ReadStats, keep_views: bool, index: InputIndex | None = None) -> LintResult:
-        """Index the items and evaluate them; with `index`, one built from the whole input
-        (parallel.py evaluates part of the input against the index of all of it)."""
-        findings: list[Finding] = []
-        indexed = index is not None
-        index = index if index is not None else InputIndex()
-        workloads: list[tuple[int, tuple[Resource, KindRule]]] = []
+        """Lint items already read; with `index`, one built from the whole input (parallel.py
+        evaluates part of the input against the index of all of it)."""
+        run = _Run(self, list(errors), keep_views, index)
+        workloads: list[tuple[Resource, KindRule]] = []
         for item in items:
-            if indexed:  # the whole input is indexed already: only report faults, find workloads
-                if isinstance(item, InputFault):
-                    self._take(item, index, findings)
-                    continue
-                rule = self.kind_table.lookup_or_infer(item.data)
-            else:
-                rule = self._take(item, index, findings)
+            rule = run.take(item)
             if rule is not None:
                 assert isinstance(item, Resource)
-                workloads.append((len(workloads), (item, rule)))
-        return self._evaluate_workloads(workloads, index, findings, errors, stats, keep_views, items)
+                workloads.append((item, rule))
+        for order, (resource, rule) in enumerate(workloads):
+            run.evaluate(order, resource, rule)
+        return run.result(stats)
 
-    def _evaluate_workloads(self, workloads: Iterable[tuple[int, tuple[Resource, KindRule]]],
-                            index: InputIndex, findings: list[Finding], errors: list[InputError],
-                            stats: ReadStats, keep_views: bool,
-                            items: list[Resource | InputFault]) -> LintResult:
-        """Evaluate (order, (workload, rule)) pairs; views and estimates come out in order."""
+
+class _Run:
+    """One run's state. Reading gathers the facts that cross documents (the index, the
+    suppressions written, the ranks of rendered documents); evaluating turns each workload into
+    findings that are mapped to chart templates, matched against suppressions and stored at
+    once, so nothing but those facts and the stores grows with the input."""
+
+    def __init__(self, linter: Linter, errors: list[InputError], keep_views: bool,
+                 index: InputIndex | None = None) -> None:
+        from kubegap_lint.helm_map import TemplateMapper
         from kubegap_lint.views import ViewBuilder
 
-        builder = ViewBuilder(index, self.params.get("gpu_resources", []),
-                              self.params.get("nccl_gpu_resources", []))
-        options = self._options()
-        views: list[tuple[int, dict[str, Any]]] = []
-        estimates: list[tuple[int, Estimate]] = []
-        count = 0
-        for order, (resource, rule) in workloads:
-            view = builder.workload_view(resource, rule)
-            if view is None:
+        self.linter = linter
+        self.errors = errors
+        self.keep_views = keep_views
+        self.indexed = index is not None  # the whole input is indexed already
+        self.index = index if index is not None else InputIndex()
+        self.suppressor = Suppressor(linter)
+        self.templates = TemplateMapper(linter.settings.chart_dirs)
+        self.faults: SortedSpill[Finding] = SortedSpill(Finding.sort_key)  # matched at the end
+        self.findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key)
+        self.estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(lambda pair: pair[0])
+        self.views: list[tuple[int, dict[str, Any]]] = []
+        self.workloads = 0
+        params = linter.params
+        self.builder = ViewBuilder(self.index, params.get("gpu_resources", []), params.get("nccl_gpu_resources", []))
+        self.options = linter._options()
+
+    def take(self, item: Resource | InputFault) -> KindRule | None:
+        """Report a fault, or note what a resource tells; its workload rule when it is one."""
+        if isinstance(item, InputFault):
+            policy = self.linter.input_policies.get(item.rule)
+            if policy is not None:
+                # Matched against suppressions at the end: a directive may follow in the stream.
+                self.faults.add(fault_finding(item, policy))
+            return None
+        if not self.indexed:
+            self.index.add(item)
+        self.suppressor.collect(item)
+        self.templates.note(item)
+        return self.linter.kind_table.lookup_or_infer(item.data)
+
+    def evaluate(self, order: int, resource: Resource, rule: KindRule) -> None:
+        view = self.builder.workload_view(resource, rule)
+        if view is None:
+            return
+        self.workloads += 1
+        if self.keep_views:
+            self.views.append((order, view))
+        params = self.linter.params
+        found = estimate(view, Location(resource.path, resource.start.line, resource.start.column),
+                         resource.ref(), params.get("interruption_reference"))
+        if found is not None:
+            self.estimates.add((order, found))
+        for policy in self.linter.workload_policies:
+            try:
+                findings = list(evaluate_workload([policy], view, resource, self.options))
+            except Exception as exc:  # a policy met data it cannot handle: say so, go on
+                self.errors.append(InputError(
+                    resource.path,
+                    f"policy {policy.id} ({policy.path}) could not be evaluated on {resource.ref().display()}: "
+                    f"{' '.join(str(exc).split()) or type(exc).__name__}",
+                    resource.start.line, resource.start.column,
+                ))
                 continue
-            count += 1
-            if keep_views:
-                views.append((order, view))
-            found = estimate(view, Location(resource.path, resource.start.line, resource.start.column),
-                             resource.ref(), self.params.get("interruption_reference"))
-            if found is not None:
-                estimates.append((order, found))
-            for policy in self.workload_policies:
-                try:
-                    findings.extend(evaluate_workload([policy], view, resource, options))
-                except Exception as exc:  # a policy met data it cannot handle: say so, go on
-                    errors.append(InputError(
-                        resource.path,
-                        f"policy {policy.id} ({policy.path}) could not be evaluated on {resource.ref().display()}: "
-                        f"{' '.join(str(exc).split()) or type(exc).__name__}",
-                        resource.start.line, resource.start.column,
-                    ))
-        if any(f.template for f in findings):  # Helm output: point at the chart's templates
-            from kubegap_lint.helm_map import map_to_templates
-            findings = map_to_templates(findings, items, self.settings.chart_dirs)
-        findings = apply_suppressions(findings, items, self)
-        findings.sort(key=Finding.sort_key)
-        views.sort(key=lambda pair: pair[0])
-        estimates.sort(key=lambda pair: pair[0])
-        return LintResult(findings, errors, stats, count, self.policies, self.catalog,
-                          [v for _, v in views], [e for _, e in estimates])
+            for finding in findings:
+                self.findings.add(self.suppressor.apply(self.templates.map(finding), resource))
+
+    def result(self, stats: ReadStats) -> LintResult:
+        for finding in self.faults:
+            self.findings.add(self.suppressor.apply(finding))
+        self.faults.close()
+        self.findings.extend(self.suppressor.closing_findings())
+        baseline = None
+        settings = self.linter.settings
+        if settings.baseline is not None:
+            from kubegap_lint.baseline import load_baseline
+
+            baseline = (load_baseline(settings.baseline), str(settings.baseline))
+        self.views.sort(key=lambda pair: pair[0])
+        return LintResult(self.findings, self.errors, stats, self.workloads, self.linter.policies,
+                          self.linter.catalog, [v for _, v in self.views], self.estimates, baseline)

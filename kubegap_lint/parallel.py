@@ -32,10 +32,12 @@ from typing import Any
 
 from kubegap_lint.index import InputIndex
 from kubegap_lint.lint import Linter, LintResult
-from kubegap_lint.model import InputError
+from kubegap_lint.estimate import Estimate
+from kubegap_lint.model import Finding, InputError
 from kubegap_lint.read import InputFault, ReadStats, Resource, decode, read_chunk, split_lines
 from kubegap_lint.scan import Chunk, split_documents
 from kubegap_lint.sources import Source, discover
+from kubegap_lint.spill import SortedSpill
 
 # Below this many bytes of input, forking and shipping findings back costs more than it saves.
 MIN_PARALLEL_BYTES = 1_000_000
@@ -99,6 +101,7 @@ def _worker(linter: Linter, units: list[_Unit], conn: Any) -> None:
         everything = [item for items, _ in parsed for item in items]
         result = linter._evaluate(everything, [], ReadStats(), False, index=index)
         conn.send(("evaluated", [(result.findings, result.errors, result.workloads, result.estimates)]))
+        result.store.close()
     except BaseException as exc:  # report and stop; the parent falls back to one process
         try:
             conn.send(("failed", f"{type(exc).__name__}: {exc}"))
@@ -220,10 +223,10 @@ def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputErro
                 _add_stats(stats, part_stats)
         for _, conn in workers:
             conn.send(index)
-        findings = []
+        findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key)
         policy_errors = []
         workloads = 0
-        estimates = []
+        estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(lambda pair: pair[0])
         for _, conn in workers:
             state, results = conn.recv()
             if state != "evaluated":
@@ -232,7 +235,8 @@ def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputErro
                 findings.extend(unit_findings)
                 policy_errors.extend(unit_errors)
                 workloads += unit_workloads
-                estimates.extend(unit_estimates)
+                for found in unit_estimates:  # the workers' shares come in input order
+                    estimates.add((len(estimates), found))
     except (EOFError, OSError):  # a worker died (killed, out of memory): do it in one process
         return _serial(linter, units, errors, stats)
     finally:
@@ -241,8 +245,8 @@ def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputErro
             process.join(timeout=5)
             if process.is_alive():
                 process.terminate()
-    findings.sort(key=lambda f: f.sort_key())
-    return LintResult(findings, errors + policy_errors, stats, workloads, linter.policies, linter.catalog, [], estimates)
+    return LintResult(findings, errors + policy_errors, stats, workloads, linter.policies, linter.catalog, [],
+                      estimates)
 
 
 def _serial(linter: Linter, units: list[_Unit], errors: list[InputError], stats: ReadStats) -> LintResult:

@@ -109,51 +109,13 @@ class PendingWorkloads:
         self.addresses: dict[int, dict[tuple[int, int | None], int]] = {}  # source -> address -> order
         self.count = 0
 
-    def retain(self, chars: int) -> bool:
-        """May a document of this many characters be kept parsed? Counts it if so."""
-        if self.kept_chars + chars <= self.budget:
-            self.kept_chars += chars
-            return True
-        return False
-
     def add(self, source_number: int, document: int, item: int | None, chars: int, value: Any) -> bool:
         """Queue a workload; True when it is kept parsed, False when it will be read again."""
         order = self.count
         self.count += 1
-        if self.retain(chars):
+        if self.kept_chars + chars <= self.budget:
+            self.kept_chars += chars
             self.kept.append((order, value))
             return True
         self.addresses.setdefault(source_number, {})[(document, item)] = order
         return False
-
-
-IGNORE_ANNOTATION = "kubegap.io/ignore"  # suppress.IGNORE_KEY (not imported: keep this module light)
-
-
-def slim(resource: Any) -> Any:
-    """What later stages (suppressions, Helm template mapping) need of a resource that is not
-    kept parsed. A resource that carries a suppression (an inline `# kubegap:` comment, or an
-    ignore annotation anywhere in it) is kept whole, so suppressions work exactly as without
-    a budget; any other needs only its place and identity."""
-    from dataclasses import replace
-
-    if resource.comments:
-        return resource
-    stack: list[Any] = [resource.data]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if IGNORE_ANNOTATION in node:
-                return resource
-            stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
-        else:
-            stack.extend(v for v in node if isinstance(v, (dict, list)))
-    data = resource.data
-    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    small = {key: data[key] for key in ("apiVersion", "kind") if key in data}
-    small["metadata"] = {k: meta[k] for k in ("name", "namespace") if k in meta}
-    positions = object.__new__(type(resource.positions))
-    for slot in type(resource.positions).__slots__:
-        value = getattr(resource.positions, slot)
-        setattr(positions, slot, {} if isinstance(value, dict) else value)
-    return replace(resource, data=small, positions=positions)

@@ -19,7 +19,7 @@ import fnmatch
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -258,39 +258,35 @@ def parse_inline(text: str) -> tuple[str, str] | None:
     return match.group(1), match.group(2).strip().lstrip("-:—").strip()
 
 
-def _inline(resources: Iterable[Resource], catalog: Any) -> tuple[list[Directive], list[Problem]]:
+def _inline(path: str, comments: Iterable[tuple[int, int, str]],
+            catalog: Any) -> tuple[list[Directive], list[Problem]]:
+    """The `# kubegap:ignore` directives among one document's comments, and their problems."""
     directives: list[Directive] = []
     problems: list[Problem] = []
-    seen: set[tuple[str, int, int]] = set()
-    for resource in resources:
-        for line, column, text in resource.comments:
-            key = (resource.path, line, column)
-            if key in seen:  # every item of a List carries its document's comments
-                continue
-            seen.add(key)
-            parsed = parse_inline(text)
-            location = Location(resource.path, line, column)
-            if parsed is None:
-                word = directive_word(text)
-                import difflib  # only for a comment that looks like a misspelt directive
+    for line, column, text in comments:
+        parsed = parse_inline(text)
+        location = Location(path, line, column)
+        if parsed is None:
+            word = directive_word(text)
+            import difflib  # only for a comment that looks like a misspelt directive
 
-                if word and difflib.SequenceMatcher(None, word.lower(), "ignore").ratio() >= 0.6:
-                    problems.append(Problem(f"`kubegap:{word}` is no directive (did you mean kubegap:ignore?):"
-                                            " this suppression does nothing", location, None, f"inline|{text}"))
-                continue
-            rules_text, reason = parsed
-            if not rules_text:
-                problems.append(Problem("`# kubegap:ignore` names no rule: write `# kubegap:ignore KG305 reason`",
-                                        location, None, f"inline|{text}"))
-                continue
-            entries, texts = parse_entries(rules_text, catalog)
-            problems += [Problem(f"# kubegap:ignore: {t}", location, None, f"inline|{text}|{t}") for t in texts]
-            if entries and not reason:
-                problems.append(Problem(f"`# kubegap:ignore {rules_text.strip()}` gives no reason: write it after the rules",
-                                        location, None, f"inline|{text}|reason"))
-            for written, rule_id, containers in entries:
-                directives.append(Directive("inline", written, rule_id, containers,
-                                            reason or "no reason given", location, None, ""))
+            if word and difflib.SequenceMatcher(None, word.lower(), "ignore").ratio() >= 0.6:
+                problems.append(Problem(f"`kubegap:{word}` is no directive (did you mean kubegap:ignore?):"
+                                        " this suppression does nothing", location, None, f"inline|{text}"))
+            continue
+        rules_text, reason = parsed
+        if not rules_text:
+            problems.append(Problem("`# kubegap:ignore` names no rule: write `# kubegap:ignore KG305 reason`",
+                                    location, None, f"inline|{text}"))
+            continue
+        entries, texts = parse_entries(rules_text, catalog)
+        problems += [Problem(f"# kubegap:ignore: {t}", location, None, f"inline|{text}|{t}") for t in texts]
+        if entries and not reason:
+            problems.append(Problem(f"`# kubegap:ignore {rules_text.strip()}` gives no reason: write it after the rules",
+                                    location, None, f"inline|{text}|reason"))
+        for written, rule_id, containers in entries:
+            directives.append(Directive("inline", written, rule_id, containers,
+                                        reason or "no reason given", location, None, ""))
     return directives, problems
 
 
@@ -358,133 +354,130 @@ def _own_finding(policy: Any, message: str, location: Location, resource: Resour
     )
 
 
-def apply_suppressions(findings: list[Finding], items: Iterable[Resource | InputFault], linter: Any) -> list[Finding]:
-    """The findings with suppressions recorded, plus KG005/KG006 findings (when those rules run)."""
-    settings, catalog = linter.settings, linter.catalog
-    active = {p.id for p in linter.policies}
-    unused_policy = linter.input_policies.get(UNUSED)
-    invalid_policy = linter.input_policies.get(INVALID)
-    resources = [item for item in items if isinstance(item, Resource)]
+class Suppressor:
+    """The suppressions of one run. Directives are collected from every resource as it is read
+    (they are few: memory grows with the suppressions written, not with the input); findings
+    are matched one by one as they are made, with their resource at hand; what matched nothing
+    is reported by `closing_findings` at the end."""
 
-    inline, problems = _inline(resources, catalog)
-    by_line: dict[tuple[str, int], list[Directive]] = {}
-    for directive in inline:
-        for line in (directive.location.line, directive.location.line + 1):
-            by_line.setdefault((directive.location.path, line), []).append(directive)
-    by_resource: dict[tuple[Any, ...], list[Directive]] = {}
-    resource_of: dict[tuple[Any, ...], Resource] = {}
-    for resource in resources:
-        resource_of[_resource_key(resource.path, resource.document_index, resource.ref())] = resource
-        directives, more = _annotations(resource, catalog)
-        problems += more
+    def __init__(self, linter: Any) -> None:
+        self.catalog = linter.catalog
+        self.active = {p.id for p in linter.policies}
+        self.unused_policy = linter.input_policies.get(UNUSED)
+        self.invalid_policy = linter.input_policies.get(INVALID)
+        self.settings = linter.settings
+        self.by_line: dict[tuple[str, int], list[Directive]] = {}
+        self.by_resource: dict[tuple[Any, ...], list[Directive]] = {}
+        self.inline: list[Directive] = []
+        self.problems: list[Problem] = []
+        self._seen_comments: set[tuple[str, int, int]] = set()
+        self.exemptions: list[tuple[Any, set[str] | None]] = []
+        for exemption in self.settings.exemptions:
+            ids = None if "*" in exemption.rules else {
+                p.id for p in (self.catalog.find(r) for r in exemption.rules) if p is not None}
+            self.exemptions.append((exemption, ids))
+        self.exemption_used = [False] * len(self.exemptions)
+
+    def collect(self, resource: Resource) -> None:
+        """Read the inline and annotation suppressions one resource carries."""
+        fresh = [c for c in resource.comments if (resource.path, c[0], c[1]) not in self._seen_comments]
+        if fresh:  # every item of a List carries its document's comments: read them once
+            self._seen_comments.update((resource.path, line, column) for line, column, _ in fresh)
+            directives, problems = _inline(resource.path, fresh, self.catalog)
+            self.problems += problems
+            self.inline += directives
+            for directive in directives:
+                for line in (directive.location.line, directive.location.line + 1):
+                    self.by_line.setdefault((directive.location.path, line), []).append(directive)
+        directives, problems = _annotations(resource, self.catalog)
+        self.problems += problems
         if directives:
             key = _resource_key(resource.path, resource.document_index, resource.ref())
-            by_resource.setdefault(key, []).extend(directives)
+            self.by_resource.setdefault(key, []).extend(directives)
 
-    out: list[Finding] = []
-    for finding in findings:
+    def apply(self, finding: Finding, resource: Resource | None = None) -> Finding:
+        """The finding with the first suppression that covers it recorded (inline, annotation,
+        configuration); `resource` is the one it is about, to tell which container a line is in."""
         place = _file_of(finding)
-        container = _container_finder(finding, resource_of)
-        for directive in by_line.get((place.path, place.line), ()):
+        container = _container_finder(finding, resource, place.line)
+        for directive in self.by_line.get((place.path, place.line), ()):
             if directive.covers(finding, container):
                 directive.used = True
                 finding = _suppressed(finding, "inline", directive.reason,
                                       f"{directive.location.path}:{directive.location.line}")
         if finding.resource is not None:
             key = _resource_key(place.path, finding.document_index, finding.resource)
-            for directive in by_resource.get(key, ()):
+            for directive in self.by_resource.get(key, ()):
                 if directive.covers(finding, container):
                     directive.used = True
                     finding = _suppressed(finding, "annotation", directive.reason,
                                           f"{directive.location.path}:{directive.location.line}")
-        out.append(finding)
+        return self._exempt(finding, container)
 
-    if invalid_policy is not None:
-        out += [_own_finding(invalid_policy, p.message, p.location, p.resource, p.key) for p in problems]
-    if unused_policy is not None:
-        every = inline + [d for ds in by_resource.values() for d in ds]
-        for directive in every:
-            if directive.used or directive.rule_id not in active:
-                continue
-            scope = ""
-            if directive.containers:
-                scope = f" in container {', '.join(directive.containers)}"
-            if directive.kind == "inline":
-                text = (f"`# kubegap:ignore {directive.written}` matches no {directive.rule_id} finding on this"
-                        f" line or the next{scope}: remove it, or it will hide a future regression")
-            else:
-                text = (f"{IGNORE_KEY} names {directive.written} but {directive.rule_id} finds nothing"
-                        f" here{scope}: remove it, or it will hide a future regression")
-            out.append(_own_finding(unused_policy, text, directive.location, directive.resource,
-                                    f"{directive.kind}|{directive.scope}|{directive.written}"))
-
-    out = _apply_exemptions(out, settings, catalog, active, unused_policy, resource_of)
-    if settings.baseline is not None:
-        from kubegap_lint.baseline import load_baseline
-
-        out = apply_baseline(out, load_baseline(settings.baseline), str(settings.baseline))
-    return out
-
-
-def _container_finder(finding: Finding, resource_of: dict[tuple[Any, ...], Resource]) -> Any:
-    """A callable giving the container a finding is about, computed only when asked."""
-    if finding.container is not None or finding.resource is None:
-        return lambda: finding.container
-    place = _file_of(finding)
-    resource = resource_of.get(_resource_key(place.path, finding.document_index, finding.resource))
-    if resource is None:
-        return lambda: None
-    return lambda: container_at(resource, place.line)
-
-
-def _apply_exemptions(findings: list[Finding], settings: Any, catalog: Any, active: set[str],
-                      unused_policy: Any, resource_of: dict[tuple[Any, ...], Resource]) -> list[Finding]:
-    if not settings.exemptions:
-        return findings
-    compiled = []
-    for exemption in settings.exemptions:
-        if "*" in exemption.rules:
-            ids = None
-        else:
-            ids = {p.id for p in (catalog.find(r) for r in exemption.rules) if p is not None}
-        compiled.append((exemption, ids))
-    used = [False] * len(compiled)
-    out = []
-    for finding in findings:
-        for number, (exemption, ids) in enumerate(compiled):
-            if exemption_covers(exemption, ids, finding, _container_finder(finding, resource_of)):
-                used[number] = True
+    def _exempt(self, finding: Finding, container: Any) -> Finding:
+        for number, (exemption, ids) in enumerate(self.exemptions):
+            if exemption_covers(exemption, ids, finding, container):
+                self.exemption_used[number] = True
                 source = f"{exemption.origin[0]}:{exemption.origin[1]}" if exemption.origin else "configuration"
                 finding = _suppressed(finding, "config", exemption.reason, source)
-        out.append(finding)
-    if unused_policy is not None:
-        for number, (exemption, ids) in enumerate(compiled):
-            if used[number] or (ids is not None and not ids & active):
-                continue
-            path, line, column = exemption.origin or (settings.source or "configuration", 1, 1)
-            out.append(_own_finding(
-                unused_policy,
-                f"exemption for {', '.join(exemption.rules)} ({exemption.reason}) matches no finding:"
-                " remove it, or it will hide a future regression",
-                Location(path, line, column), None, f"exemption|{','.join(exemption.rules)}|{exemption.reason}",
-            ))
-    return out
+        return finding
+
+    def closing_findings(self) -> list[Finding]:
+        """KG006 for suppressions that cannot work, KG005 for those that matched nothing; call
+        once every finding of the run has been through `apply`."""
+        out: list[Finding] = []
+        if self.invalid_policy is not None:
+            out += [_own_finding(self.invalid_policy, p.message, p.location, p.resource, p.key)
+                    for p in self.problems]
+        if self.unused_policy is not None:
+            every = self.inline + [d for ds in self.by_resource.values() for d in ds]
+            out += [_own_finding(self.unused_policy, _unused_text(d), d.location, d.resource,
+                                 f"{d.kind}|{d.scope}|{d.written}")
+                    for d in every if not d.used and d.rule_id in self.active]
+        out = [self._exempt(finding, lambda: None) for finding in out]
+        if self.unused_policy is not None:
+            for number, (exemption, ids) in enumerate(self.exemptions):
+                if self.exemption_used[number] or (ids is not None and not ids & self.active):
+                    continue
+                path, line, column = exemption.origin or (self.settings.source or "configuration", 1, 1)
+                out.append(_own_finding(
+                    self.unused_policy,
+                    f"exemption for {', '.join(exemption.rules)} ({exemption.reason}) matches no finding:"
+                    " remove it, or it will hide a future regression",
+                    Location(path, line, column), None, f"exemption|{','.join(exemption.rules)}|{exemption.reason}",
+                ))
+        return out
 
 
-def apply_baseline(findings: list[Finding], accepted: Counter[str], source: str) -> list[Finding]:
-    """Suppress as many findings of each fingerprint as the baseline recorded."""
+def _unused_text(directive: Directive) -> str:
+    scope = f" in container {', '.join(directive.containers)}" if directive.containers else ""
+    if directive.kind == "inline":
+        return (f"`# kubegap:ignore {directive.written}` matches no {directive.rule_id} finding on this"
+                f" line or the next{scope}: remove it, or it will hide a future regression")
+    return (f"{IGNORE_KEY} names {directive.written} but {directive.rule_id} finds nothing"
+            f" here{scope}: remove it, or it will hide a future regression")
+
+
+def _container_finder(finding: Finding, resource: Resource | None, line: int) -> Any:
+    """A callable giving the container a finding is about, computed only when asked."""
+    if finding.container is not None or finding.resource is None or resource is None:
+        return lambda: finding.container
+    return lambda: container_at(resource, line)
+
+
+def apply_baseline(findings: Iterable[Finding], accepted: Counter[str], source: str) -> Iterator[Finding]:
+    """Suppress as many findings of each fingerprint as the baseline recorded, the first ones
+    in the order given (the report's order: the findings come sorted)."""
     from kubegap_lint.fingerprint import fingerprint
 
     remaining = Counter(accepted)
-    out = []
-    for finding in sorted(findings, key=Finding.sort_key):
+    for finding in findings:
         if finding.suppression is None:
             mark = fingerprint(finding)
             if remaining[mark] > 0:
                 remaining[mark] -= 1
                 finding = replace(finding, suppression=Suppression("baseline", "in the baseline", source))
-        out.append(finding)
-    return out
+        yield finding
 
 
-__all__ = ["apply_suppressions", "apply_baseline", "parse_entries", "parse_inline"]
+__all__ = ["Suppressor", "apply_baseline", "parse_entries", "parse_inline"]

@@ -430,7 +430,7 @@ def test_suppressed_findings_stay_with_their_justification(linter_factory: Any) 
     result = _result(linter_factory, GPU_JOB)
     suppressed = dataclasses.replace(result.findings[0], suppression=Suppression(
         "annotation", "checkpoints go to the team's S3 bucket via the sidecar", "kubegap.io/ignore"))
-    result.findings[0] = suppressed
+    result.findings = [suppressed, *result.findings[1:]]
     log = _render(result)
     results = log["runs"][0]["results"]
     assert len(results) == len(result.findings)
@@ -439,7 +439,8 @@ def test_suppressed_findings_stay_with_their_justification(linter_factory: Any) 
         "justification": "checkpoints go to the team's S3 bucket via the sidecar",
         "properties": {"kubegapKind": "annotation", "source": "kubegap.io/ignore"}}]
     assert "suppressions" not in results[1]
-    result.findings[0] = dataclasses.replace(suppressed, suppression=Suppression("baseline", "accepted in review"))
+    result.findings = [dataclasses.replace(suppressed, suppression=Suppression("baseline", "accepted in review")),
+                       *result.findings[1:]]
     assert _render(result)["runs"][0]["results"][0]["suppressions"][0]["kind"] == "external"
     if SCHEMA.is_file():
         assert schema_problems(log) == [] and github_problems(log) == []
@@ -450,12 +451,17 @@ def test_rendered_output_location_is_a_related_location(linter_factory: Any, tmp
 
     result = _result(linter_factory, GPU_JOB)
     template = "examples/KG501-gpu-shm-default/bad-training-no-shm.yaml"  # stands in for a chart template
-    finding = result.findings[0]
-    result.findings[0] = dataclasses.replace(
-        finding, location=Location(template, 7, 5), rendered_location=finding.location,
-        template="chart/templates/job.yaml")
+    finding, *others = result.findings
+    moved = dataclasses.replace(finding, location=Location(template, 7, 5), rendered_location=finding.location,
+                                template="chart/templates/job.yaml")
+    result.findings = [moved, *others]
+
+    def mapped_result(log: dict[str, Any]) -> dict[str, Any]:
+        (found,) = [r for r in log["runs"][0]["results"] if r["properties"].get("helmTemplate")]
+        return found
+
     log = _render(result)
-    mapped = log["runs"][0]["results"][0]
+    mapped = mapped_result(log)
     assert mapped["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == template
     (related,) = mapped["relatedLocations"]
     assert related["id"] == 1
@@ -466,8 +472,8 @@ def test_rendered_output_location_is_a_related_location(linter_factory: Any, tmp
     if SCHEMA.is_file():
         assert schema_problems(log) == [] and github_problems(log) == []
     # Rendered output read from stdin has no file: the place is kept in the properties.
-    result.findings[0] = dataclasses.replace(result.findings[0], rendered_location=Location("<stdin>", 40, 3))
-    mapped = _render(result)["runs"][0]["results"][0]
+    result.findings = [dataclasses.replace(moved, rendered_location=Location("<stdin>", 40, 3)), *others]
+    mapped = mapped_result(_render(result))
     assert "relatedLocations" not in mapped
     assert mapped["properties"]["renderedLocation"] == {"path": "<stdin>", "line": 40, "column": 3}
 
@@ -568,7 +574,7 @@ def test_a_users_own_policy_has_no_help_uri_into_our_docs(tmp_path: Path) -> Non
 def test_a_finding_of_a_rule_outside_the_selection_still_resolves(linter_factory: Any) -> None:
     result = _result(linter_factory, GPU_JOB, select=("KG201",))
     other = dataclasses.replace(result.findings[0], rule_id="KG501", rule_name="gpu-shm-default")
-    result.findings.append(other)
+    result.findings = [*result.findings, other]
     log = _render(result)
     assert [r["id"] for r in log["runs"][0]["tool"]["driver"]["rules"]] == ["KG201", "KG501"]
     assert [(r["ruleId"], r["ruleIndex"]) for r in log["runs"][0]["results"]] == [("KG201", 0), ("KG501", 1)]

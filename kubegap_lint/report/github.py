@@ -9,6 +9,7 @@ a workflow. Values are escaped as the runner expects: `%`, CR and LF in the mess
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from kubegap_lint.lint import LintResult
 from kubegap_lint.model import Finding, InputError, Severity
@@ -57,9 +58,16 @@ def error_command(error: InputError, mapper: UriMapper) -> str:
                    title="kubegap-lint: input not linted")
 
 
-def render_github(result: LintResult, mapper: UriMapper | None = None) -> str:
+def github_lines(result: LintResult, mapper: UriMapper | None = None) -> Iterator[str]:
+    """The commands a line at a time (with its line end), as the stored findings are read."""
     mapper = mapper or UriMapper(default_root())
-    lines = [finding_command(f, mapper) for f in result.findings if f.suppression is None]
-    lines += [error_command(e, mapper) for e in result.errors]
-    lines.append(summary_line(result))
-    return "\n".join(lines) + "\n"
+    for finding in result.iter_findings():
+        if finding.suppression is None:
+            yield finding_command(finding, mapper) + "\n"
+    for error in result.errors:
+        yield error_command(error, mapper) + "\n"
+    yield summary_line(result) + "\n"
+
+
+def render_github(result: LintResult, mapper: UriMapper | None = None) -> str:
+    return "".join(github_lines(result, mapper))

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from kubegap_lint import __version__
 from kubegap_lint.fingerprint import fingerprint
 from kubegap_lint.lint import LintResult
-from kubegap_lint.model import Finding, Location
+from kubegap_lint.model import Finding, Location, Severity
 
 OUTPUT_VERSION = 1
 
@@ -52,29 +53,36 @@ def finding_dict(finding: Finding, catalog_incidents: dict[str, Any]) -> dict[st
     return out
 
 
-def _estimates(result: LintResult, params: dict[str, Any]) -> list[dict[str, Any]]:
+def _estimate_dicts(result: LintResult, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
     from kubegap_lint.estimate import basis_text
 
     reference = params.get("interruption_reference")
     if not reference:
-        return []
-    return [
-        {
+        return
+    basis = basis_text(reference)
+    for e in result.iter_estimates():
+        yield {
             "resource": {"apiVersion": e.resource.api_version, "kind": e.resource.kind,
                          "namespace": e.resource.namespace, "name": e.resource.name},
             "location": _location(e.location),
             "gpus": e.gpus,
             "interval_days": round(e.interval_days, 3),
-            "basis": basis_text(reference),
+            "basis": basis,
             "incident": reference.get("incident"),
         }
-        for e in result.estimates
-    ]
 
 
-def render_json(result: LintResult, params: dict[str, Any] | None = None) -> str:
+# Stand-ins for the two lists that can be long: the document around them is dumped once, and
+# the lists are written an element at a time where the stand-ins are.
+_FINDINGS = "\x00findings\x00"
+_ESTIMATES = "\x00estimates\x00"
+
+
+def json_pieces(result: LintResult, params: dict[str, Any] | None = None) -> Iterator[str]:
+    """The JSON report in pieces, byte for byte what `json.dumps(document, indent=2)` of the
+    whole document gives, without holding the findings in memory."""
     stats = result.stats
-    counted = result.counted()
+    tally = result.tally()
     document = {
         "version": OUTPUT_VERSION,
         "tool": {"name": "kubegap-lint", "version": __version__},
@@ -85,14 +93,38 @@ def render_json(result: LintResult, params: dict[str, Any] | None = None) -> str
             "non_kubernetes_documents": stats.non_kubernetes_documents,
             "resources": stats.resources,
             "workloads": result.workloads,
-            "findings": {s: sum(1 for f in counted if f.severity.value == s) for s in ("error", "warning", "note")},
-            "suppressed": len(result.findings) - len(counted),
+            "findings": {s.value: tally.by_severity[s] for s in (Severity.ERROR, Severity.WARNING, Severity.NOTE)},
+            "suppressed": tally.suppressed,
             "input_errors": len(result.errors),
         },
-        "findings": [finding_dict(f, result.catalog.incidents) for f in result.findings],
-        "estimates": _estimates(result, params or {}),
+        "findings": _FINDINGS,
+        "estimates": _ESTIMATES,
         "errors": [
             {"path": e.path, "line": e.line, "column": e.column, "message": e.message} for e in result.errors
         ],
     }
-    return json.dumps(document, indent=2, sort_keys=False, ensure_ascii=True) + "\n"
+    text = json.dumps(document, indent=2, sort_keys=False, ensure_ascii=True) + "\n"
+    incidents = result.catalog.incidents
+    lists = {
+        json.dumps(_FINDINGS, ensure_ascii=True): (finding_dict(f, incidents) for f in result.iter_findings()),
+        json.dumps(_ESTIMATES, ensure_ascii=True): _estimate_dicts(result, params or {}),
+    }
+    for marker, elements in lists.items():
+        before, text = text.split(marker, 1)
+        yield before
+        yield from _list_pieces(elements, depth=1)
+    yield text
+
+
+def _list_pieces(elements: Iterator[dict[str, Any]], depth: int) -> Iterator[str]:
+    """A list as json.dumps(indent=2) writes it at this depth, an element at a time."""
+    inner = "\n" + "  " * (depth + 1)
+    empty = True
+    for element in elements:
+        yield ("[" if empty else ",") + inner + json.dumps(element, indent=2, ensure_ascii=True).replace("\n", inner)
+        empty = False
+    yield "[]" if empty else "\n" + "  " * depth + "]"
+
+
+def render_json(result: LintResult, params: dict[str, Any] | None = None) -> str:
+    return "".join(json_pieces(result, params))

@@ -9,6 +9,7 @@ errors as tool execution notifications. Built with sarif-om's classes and writte
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from kubegap_lint.report.sarif_limits import (
     Limits,
     gzip_size,
     keep_most_severe,
+    most_severe,
     results_note,
     size_note,
 )
@@ -89,17 +91,15 @@ def rule_help_uri(policy: Policy) -> str | None:
     return f"{RULES_DOC_URL}#{anchor(policy)}"
 
 
-def reported_policies(result: LintResult) -> list[Policy]:
+def reported_policies(result: LintResult, rule_ids: Iterable[str]) -> list[Policy]:
     """The enabled policies, plus any other policy a finding names (so every ruleId resolves)."""
     policies = list(result.policies)
     known = {policy.id for policy in policies}
-    for finding in result.findings:
-        if finding.rule_id not in known:
-            policy = result.catalog.find(finding.rule_id)
-            if policy is None:
-                raise ValueError(f"finding of unknown rule {finding.rule_id}")
-            policies.append(policy)
-            known.add(policy.id)
+    for rule_id in sorted(set(rule_ids) - known):
+        policy = result.catalog.find(rule_id)
+        if policy is None:
+            raise ValueError(f"finding of unknown rule {rule_id}")
+        policies.append(policy)
     return policies
 
 
@@ -301,11 +301,23 @@ def automation_id(category: str) -> str:
 def build_log(result: LintResult, mapper: UriMapper, category: str | None, limits: Limits) -> tuple[str, list[str]]:
     """The SARIF text, and what was cut to fit GitHub's limits (for stderr; also in the log)."""
     om = _om()
-    policies = reported_policies(result)
+    # One pass over the stored findings keeps only the most severe that GitHub would accept.
+    rule_ids: set[str] = set()
+    total = 0
+
+    def noted(findings: Iterator[Finding]) -> Iterator[Finding]:
+        nonlocal total
+        for finding in findings:
+            total += 1
+            rule_ids.add(finding.rule_id)
+            yield finding
+
+    findings = most_severe(noted(result.iter_findings()), limits.max_results)
+    policies = reported_policies(result, rule_ids)
     builder = _Builder(result, mapper, policies)
     taxonomy, taxon_index = _taxonomy(result.catalog, policies)
     rules = [_rule(policy, result.catalog, taxon_index) for policy in policies]
-    results = [builder.finding(finding) for finding in result.findings]
+    results = [builder.finding(finding) for finding in findings]
     errors = [builder.notification(error) for error in result.errors]
     driver = sarif(
         om.ToolComponent,
@@ -336,18 +348,16 @@ def build_log(result: LintResult, mapper: UriMapper, category: str | None, limit
         run = sarif(om.Run, **run_fields)
         return dumps(sarif(om.SarifLog, schema_uri=SCHEMA_URI, version="2.1.0", runs=[run]))
 
-    total = len(results)
-    kept = list(range(total))
+    kept = list(range(len(results)))
     notes: list[str] = []
-    if total > limits.max_results:
-        kept = keep_most_severe(result.findings, limits.max_results)
+    if total > len(results):
         notes.append(results_note(len(kept), total, limits))
     text = assemble(kept, notes)
     size = gzip_size(text)
     while size > limits.max_gzip_bytes and kept:
         # Results make up nearly all of the size: cut in proportion, with a margin, and measure again.
         count = min(len(kept) - 1, int(len(kept) * limits.max_gzip_bytes / size * 0.95))
-        kept = keep_most_severe(result.findings, count)
+        kept = keep_most_severe(findings, count)
         notes = [size_note(len(kept), total, limits)]
         text = assemble(kept, notes)
         size = gzip_size(text)

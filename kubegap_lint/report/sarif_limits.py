@@ -4,7 +4,8 @@ are kept (unsuppressed before suppressed, then error, warning, note, then file o
 from __future__ import annotations
 
 import gzip
-from collections.abc import Sequence
+import heapq
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kubegap_lint.model import Finding
@@ -20,15 +21,22 @@ class Limits:
 GITHUB_LIMITS = Limits()
 
 
-def severity_order(findings: Sequence[Finding]) -> list[int]:
-    """Indices of the findings, most severe first; ties keep file order."""
-    return sorted(range(len(findings)),
-                  key=lambda i: (findings[i].suppression is not None, -findings[i].severity.rank, i))
+def _severity_key(pair: tuple[int, Finding]) -> tuple[bool, int, int]:
+    """Unsuppressed first, then error, warning, note; ties keep file order."""
+    number, finding = pair
+    return finding.suppression is not None, -finding.severity.rank, number
+
+
+def most_severe(findings: Iterable[Finding], count: int) -> list[Finding]:
+    """The `count` most severe findings, in file order, holding no more than `count` at a time."""
+    chosen = heapq.nsmallest(max(count, 0), enumerate(findings), key=_severity_key)
+    return [finding for _, finding in sorted(chosen, key=lambda pair: pair[0])]
 
 
 def keep_most_severe(findings: Sequence[Finding], count: int) -> list[int]:
     """The indices of the `count` most severe findings, in file order."""
-    return sorted(severity_order(findings)[:max(count, 0)])
+    chosen = heapq.nsmallest(max(count, 0), enumerate(findings), key=_severity_key)
+    return sorted(number for number, _ in chosen)
 
 
 def gzip_size(text: str) -> int:

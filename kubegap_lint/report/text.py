@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from kubegap_lint.lint import LintResult
@@ -39,11 +39,11 @@ def finding_line(finding: Finding, colour: bool = False) -> str:
 
 def summary_line(result: LintResult) -> str:
     stats = result.stats
-    counted = result.counted()
-    by_severity = Counter(f.severity for f in counted)
+    tally = result.tally()
+    by_severity = tally.by_severity
     findings = ", ".join(f"{by_severity[s]} {s.value}{'s' if by_severity[s] != 1 else ''}"
                          for s in (Severity.ERROR, Severity.WARNING, Severity.NOTE))
-    suppressed = len(result.findings) - len(counted)
+    suppressed = tally.suppressed
     text = (f"{stats.files} file{'s' if stats.files != 1 else ''}, {stats.documents} documents"
             f" ({stats.empty_documents} empty, {stats.non_kubernetes_documents} not Kubernetes),"
             f" {stats.resources} resources, {result.workloads} workloads: {findings}")
@@ -54,25 +54,32 @@ def summary_line(result: LintResult) -> str:
     return text
 
 
-def estimate_lines(result: LintResult, params: dict[str, Any]) -> list[str]:
+def estimate_lines(result: LintResult, params: dict[str, Any]) -> Iterator[str]:
     """One line per multi-pod GPU training workload: how often to expect an interruption."""
     from kubegap_lint.estimate import basis_text, interval_text
 
     reference = params.get("interruption_reference")
-    if not result.estimates or not reference:
-        return []
-    lines = [f"Expected interruptions {basis_text(reference)}:"]
-    for item in result.estimates:
+    if not reference:
+        return
+    for number, item in enumerate(result.iter_estimates()):
+        if number == 0:
+            yield f"Expected interruptions {basis_text(reference)}:"
         loc = item.location
-        lines.append(safe_text(f"  {loc.path}:{loc.line}:{loc.column}: {item.resource.display()}:"
-                               f" {item.gpus} GPUs: one interruption every {interval_text(item.interval_days)}"))
-    return lines
+        yield safe_text(f"  {loc.path}:{loc.line}:{loc.column}: {item.resource.display()}:"
+                        f" {item.gpus} GPUs: one interruption every {interval_text(item.interval_days)}")
+
+
+def text_lines(result: LintResult, colour: bool = False, show_suppressed: bool = False,
+               params: dict[str, Any] | None = None) -> Iterator[str]:
+    """The report a line at a time (with its line end), as the stored findings are read."""
+    for finding in result.iter_findings():
+        if show_suppressed or finding.suppression is None:
+            yield finding_line(finding, colour) + "\n"
+    for line in estimate_lines(result, params or {}):
+        yield line + "\n"
+    yield summary_line(result) + "\n"
 
 
 def render_text(result: LintResult, colour: bool = False, show_suppressed: bool = False,
                 params: dict[str, Any] | None = None) -> str:
-    lines = [finding_line(f, colour) for f in result.findings
-             if show_suppressed or f.suppression is None]
-    lines.extend(estimate_lines(result, params or {}))
-    lines.append(summary_line(result))
-    return "\n".join(lines) + "\n"
+    return "".join(text_lines(result, colour, show_suppressed, params))
