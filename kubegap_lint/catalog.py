@@ -28,13 +28,13 @@ class MessageTemplate:
     text: str
     parts: tuple[Any, ...]  # str pieces and compiled expressions, in order
 
-    def render(self, element: Any, options: Any) -> str:
+    def render(self, element: Any, interpreter: Any) -> str:
         out = []
         for part in self.parts:
             if isinstance(part, str):
                 out.append(part)
             else:
-                out.append(_display(part.search(element, options=options)))
+                out.append(_display(interpreter.search(part, element)))
         return "".join(out)
 
 

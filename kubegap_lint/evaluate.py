@@ -36,11 +36,11 @@ def _element_path(element: Any, fallback: int) -> str:
     return f"#{fallback}"
 
 
-def _locate(policy: Policy, element: Any, resource: Resource, options: Any) -> tuple[Position, str]:
+def _locate(policy: Policy, element: Any, resource: Resource, interpreter: Any) -> tuple[Position, str]:
     positions = resource.positions
     for text, expression in policy.at:
         try:
-            target = expression.search(element, options=options)
+            target = interpreter.search(expression, element)
         except Exception:  # a custom function refused its input: try the next place
             continue
         if isinstance(target, (dict, list)):
@@ -51,23 +51,24 @@ def _locate(policy: Policy, element: Any, resource: Resource, options: Any) -> t
 
 
 def evaluate_workload(
-    policies: Iterable[Policy], view: dict[str, Any], resource: Resource, options: Any
+    policies: Iterable[Policy], view: dict[str, Any], resource: Resource, interpreter: Any
 ) -> Iterator[Finding]:
-    """Every finding of the given policies on one workload view."""
+    """Every finding of the given policies on one workload view; `interpreter` is the run's
+    functions.PolicyInterpreter."""
     ref = resource.ref()
     for policy in policies:
-        if not truthy(policy.applies_to.search(view, options=options)):
+        if not truthy(interpreter.search(policy.applies_to, view)):
             continue
-        elements = _elements(policy.for_each.search(view, options=options)) if policy.for_each else [view]
+        elements = _elements(interpreter.search(policy.for_each, view)) if policy.for_each else [view]
         for number, element in enumerate(elements):
-            if not truthy(policy.violation.search(element, options=options)):
+            if not truthy(interpreter.search(policy.violation, element)):
                 continue
-            position, matched = _locate(policy, element, resource, options)
+            position, matched = _locate(policy, element, resource, interpreter)
             assert policy.message is not None
-            message = policy.message.render(element, options)
+            message = policy.message.render(element, interpreter)
             severity = policy.severity
             if policy.severity_expr is not None:
-                chosen = policy.severity_expr.search(element, options=options)
+                chosen = interpreter.search(policy.severity_expr, element)
                 if isinstance(chosen, str) and chosen in ("error", "warning", "note"):
                     severity = Severity(chosen)
             role = element.get("role") if isinstance(element, dict) else None

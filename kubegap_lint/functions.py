@@ -140,3 +140,24 @@ class PolicyFunctions(jmespath.functions.Functions):
 
 FUNCTION_NAMES = ("param", "match", "quantity", "contains_any", "starts_with_any",
                   "covering_mount", "closest", "has", "items", "known_name", "lookup")
+
+
+class PolicyInterpreter:
+    """Evaluates compiled policy expressions, with one JMESPath interpreter for a whole run.
+
+    jmespath's `ParsedResult.search` builds a new interpreter on every call, and each is a
+    reference cycle (its method cache holds methods bound to itself) that only the cyclic
+    garbage collector frees; a run pauses the collector (parallel.collector_paused). Measured
+    on bench/stream_memory.py's stream: 40,000 interpreters, 270,000 objects, left behind per
+    MB of input. The interpreter keeps no state between calls, so one serves every search.
+    """
+
+    def __init__(self, params: dict[str, Any]) -> None:
+        from jmespath import visitor
+
+        options = jmespath.Options(custom_functions=PolicyFunctions(params))
+        self._visit = visitor.TreeInterpreter(options).visit
+
+    def search(self, expression: Any, value: Any) -> Any:
+        """What `expression.search(value, options)` gives, for a compiled expression."""
+        return self._visit(expression.parsed, value)

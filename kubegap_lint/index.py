@@ -28,6 +28,10 @@ class InputIndex:
     config_maps: dict[tuple[str | None, str], dict[str, str]] = field(default_factory=dict)
     # DRA: (namespace, name) -> device class names of a ResourceClaim(Template), with counts
     device_claims: dict[tuple[str, str | None, str], list[tuple[str, Any]]] = field(default_factory=dict)
+    # Budgets by one of their matchLabels pairs, built at a lookup when budgets were added since.
+    _budget_buckets: dict[tuple[Any, str], list[int]] = field(default_factory=dict, repr=False)
+    _unbucketed: list[int] = field(default_factory=list, repr=False)
+    _bucketed_count: int = field(default=0, repr=False)
 
     def add(self, resource: Resource) -> None:
         kind = resource.kind
@@ -59,6 +63,39 @@ class InputIndex:
         elif kind in ("ResourceClaimTemplate", "ResourceClaim"):
             claim_spec = spec.get("spec", {}) if kind == "ResourceClaimTemplate" else spec
             self.device_claims[(kind, namespace, name)] = _device_requests(claim_spec)
+
+    def budgets_for(self, namespace: str | None, labels: dict[str, Any]) -> list[DisruptionBudget]:
+        """The budgets that select pods with these labels, in input order. Budgets are bucketed
+        by a matchLabels pair, so a workload is compared with the few that could select it, not
+        with every budget of the input (which made a large stream quadratic)."""
+        if self._bucketed_count != len(self.budgets):
+            self._bucket_budgets()
+        candidates = list(self._unbucketed)
+        for key, value in labels.items():
+            candidates += self._budget_buckets.get((key, str(value)), ())
+        found = []
+        for number in sorted(set(candidates)):
+            budget = self.budgets[number]
+            if budget.namespace is not None and namespace is not None and budget.namespace != namespace:
+                continue
+            if selector_matches(budget.selector, labels):
+                found.append(budget)
+        return found
+
+    def _bucket_budgets(self) -> None:
+        self._budget_buckets = {}
+        self._unbucketed = []
+        self._bucketed_count = len(self.budgets)
+        for number, budget in enumerate(self.budgets):
+            if budget.selector is None:
+                continue  # selects nothing
+            match_labels = budget.selector.get("matchLabels")
+            if isinstance(match_labels, dict) and match_labels:
+                # Every pair must match: a pod that lacks the first one cannot be selected.
+                key, value = next(iter(match_labels.items()))
+                self._budget_buckets.setdefault((key, str(value)), []).append(number)
+            else:
+                self._unbucketed.append(number)
 
     def config_map(self, namespace: str | None, name: str) -> dict[str, str] | None:
         found = self.config_maps.get((namespace, name))

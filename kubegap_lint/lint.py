@@ -158,12 +158,10 @@ class Linter:
         self.input_policies = {p.name: p for p in self.policies if p.scope == "input"}
         self.workload_policies = [p for p in self.policies if p.scope == "workload"]
 
-    def _options(self) -> Any:
-        import jmespath
+    def _interpreter(self) -> Any:
+        from kubegap_lint.functions import PolicyInterpreter
 
-        from kubegap_lint.functions import PolicyFunctions
-
-        return jmespath.Options(custom_functions=PolicyFunctions(self.params))
+        return PolicyInterpreter(self.params)
 
     def lint_paths(self, paths: Iterable[str], keep_views: bool = False) -> LintResult:
         sources, errors = discover(paths, self.settings.exclude)
@@ -268,7 +266,7 @@ class _Run:
         self.workloads = 0
         params = linter.params
         self.builder = ViewBuilder(self.index, params.get("gpu_resources", []), params.get("nccl_gpu_resources", []))
-        self.options = linter._options()
+        self.interpreter = linter._interpreter()
 
     def take(self, item: Resource | InputFault) -> KindRule | None:
         """Report a fault, or note what a resource tells; its workload rule when it is one."""
@@ -298,7 +296,7 @@ class _Run:
             self.estimates.add((order, found))
         for policy in self.linter.workload_policies:
             try:
-                findings = list(evaluate_workload([policy], view, resource, self.options))
+                findings = list(evaluate_workload([policy], view, resource, self.interpreter))
             except Exception as exc:  # a policy met data it cannot handle: say so, go on
                 self.errors.append(InputError(
                     resource.path,

@@ -16,7 +16,7 @@ from typing import Any
 
 from kubegap_lint import shellwords
 from kubegap_lint.coerce import as_count, as_dict, as_list
-from kubegap_lint.index import InputIndex, selector_matches
+from kubegap_lint.index import InputIndex
 from kubegap_lint.kinds import KindRule, TemplateRule, get_path
 from kubegap_lint.read import Resource
 from kubegap_lint.viewfacts import add_resilience_facts
@@ -431,19 +431,9 @@ class ViewBuilder:
         return view
 
     def _budgets(self, namespace: str | None, labels: dict[str, Any]) -> list[dict[str, Any]]:
-        found = []
-        for budget in self.index.budgets:
-            if budget.namespace is not None and namespace is not None and budget.namespace != namespace:
-                continue
-            if selector_matches(budget.selector, labels):
-                found.append({
-                    "name": budget.name,
-                    "min_available": budget.min_available,
-                    "max_unavailable": budget.max_unavailable,
-                    "path": budget.path,
-                    "line": budget.line,
-                })
-        return found
+        return [{"name": budget.name, "min_available": budget.min_available,
+                 "max_unavailable": budget.max_unavailable, "path": budget.path, "line": budget.line}
+                for budget in self.index.budgets_for(namespace, labels)]
 
     # -- workloads ------------------------------------------------------------------------
     def workload_view(self, resource: Resource, rule: KindRule) -> dict[str, Any] | None:
