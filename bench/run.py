@@ -26,7 +26,7 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
-from generate import DEFAULT_SEED, SIZE_NAMES, stream_paths, write_stream  # noqa: E402
+from generate import DEFAULT_SEED, stream_paths, write_stream  # noqa: E402
 
 CHECKOV_VERSION = "3.3.30"
 VENV = BENCH / ".venv"

@@ -12,7 +12,6 @@ what memory would be without the second pass; only up to COMPARE_MB, as it is sl
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import tempfile

@@ -28,9 +28,9 @@ _BATCH = 256  # items a pickle record: fewer, larger records read back faster
 
 
 class SortedSpill(Generic[T]):
-    def __init__(self, key: Callable[[T], Any], limit: int = SPILL_ITEMS) -> None:
+    def __init__(self, key: Callable[[T], Any], limit: int | None = None) -> None:
         self.key = key
-        self.limit = max(1, limit)
+        self.limit = max(1, SPILL_ITEMS if limit is None else limit)
         self.buffer: list[T] = []
         self.runs: list[IO[bytes]] = []
         self.count = 0

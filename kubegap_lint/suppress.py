@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kubegap_lint.model import Finding, Location, ResourceRef, Suppression
-from kubegap_lint.read import InputFault, Resource
+from kubegap_lint.read import Resource
 from kubegap_lint.scan import DIRECTIVE_MARK
 
 IGNORE_KEY = "kubegap.io/ignore"
@@ -213,16 +213,16 @@ def _annotations(resource: Resource, catalog: Any) -> tuple[list[Directive], lis
     directives: list[Directive] = []
     problems: list[Problem] = []
     ref = resource.ref()
-    for scope, annotations in _annotation_sites(resource.data):
-        position = resource.positions.key(annotations, IGNORE_KEY) or resource.start
+    for scope, site in _annotation_sites(resource.data):
+        position = resource.positions.key(site, IGNORE_KEY) or resource.start
         location = Location(resource.path, position.line, position.column)
-        value = annotations.get(IGNORE_KEY)
+        value = site.get(IGNORE_KEY)
         where = f"{scope}.metadata.annotations" if scope else "metadata.annotations"
         if not isinstance(value, str):
             problems.append(Problem(f"{IGNORE_KEY} must be a string such as \"KG201,KG305[trainer]\"",
                                     location, ref, f"{where}|type"))
             continue
-        reason = annotations.get(REASON_KEY)
+        reason = site.get(REASON_KEY)
         reason_text = " ".join(reason.split()) if isinstance(reason, str) else ""
         entries, texts = parse_entries(value, catalog)
         problems += [Problem(f"{IGNORE_KEY}: {text}", location, ref, f"{where}|{text}") for text in texts]

@@ -346,7 +346,7 @@ def test_the_documented_examples_are_valid(tmp_path: Path) -> None:
 
 
 def test_pyproject_exemption_tables_are_located(tmp_path: Path) -> None:
-    job = _write(tmp_path, "job.yaml", GPU_JOB)
+    _write(tmp_path, "job.yaml", GPU_JOB)
     _write(tmp_path, "pyproject.toml", """\
 [tool.kubegap-lint]
 select = ["KG201", "KG005"]
