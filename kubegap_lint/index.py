@@ -10,6 +10,9 @@ from typing import Any
 from kubegap_lint.read import Resource
 
 
+MAX_ENV_VALUE_CHARS = 1024
+
+
 @dataclass(frozen=True)
 class DisruptionBudget:
     name: str | None
@@ -24,14 +27,17 @@ class DisruptionBudget:
 @dataclass
 class InputIndex:
     budgets: list[DisruptionBudget] = field(default_factory=list)
-    claims: dict[tuple[str | None, str], list[str]] = field(default_factory=dict)  # PVC names
-    config_maps: dict[tuple[str | None, str], dict[str, str]] = field(default_factory=dict)
+    claims: set[tuple[str | None, str]] = field(default_factory=set)  # PVCs: (namespace, name)
+    config_maps: dict[tuple[str | None, str], dict[str, str | None]] = field(default_factory=dict)
     # DRA: (namespace, name) -> device class names of a ResourceClaim(Template), with counts
     device_claims: dict[tuple[str, str | None, str], list[tuple[str, Any]]] = field(default_factory=dict)
     # Budgets by one of their matchLabels pairs, built at a lookup when budgets were added since.
     _budget_buckets: dict[tuple[Any, str], list[int]] = field(default_factory=dict, repr=False)
     _unbucketed: list[int] = field(default_factory=list, repr=False)
     _bucketed_count: int = field(default=0, repr=False)
+    # (kind, name) -> the first (namespace, name) key met: a workload without a namespace
+    # finds a PVC, ConfigMap or DRA claim by name without a scan of every one.
+    _first_by_name: dict[tuple[str, str], tuple[Any, ...]] = field(default_factory=dict, repr=False)
 
     def add(self, resource: Resource) -> None:
         kind = resource.kind
@@ -53,16 +59,32 @@ class InputIndex:
                 )
             )
         elif kind == "PersistentVolumeClaim":
-            self.claims.setdefault((namespace, name), []).append(name)
+            self.claims.add((namespace, name))
+            self._first_by_name.setdefault((kind, name), (namespace, name))
         elif kind == "ConfigMap":
             values = data.get("data")
             if isinstance(values, dict):
+                # Only what `envFrom` can make of it: a value too long for any setting a policy
+                # reads (a script, a config file) is kept as "set, value unknown", so a large
+                # ConfigMap costs no memory past its document.
                 self.config_maps[(namespace, name)] = {
-                    str(k): v for k, v in values.items() if isinstance(v, str)
+                    str(k): (v if len(v) <= MAX_ENV_VALUE_CHARS else None)
+                    for k, v in values.items() if isinstance(v, str)
                 }
+                self._first_by_name.setdefault((kind, name), (namespace, name))
         elif kind in ("ResourceClaimTemplate", "ResourceClaim"):
             claim_spec = spec.get("spec", {}) if kind == "ResourceClaimTemplate" else spec
             self.device_claims[(kind, namespace, name)] = _device_requests(claim_spec)
+            self._first_by_name.setdefault((kind, name), (kind, namespace, name))
+
+    def merge(self, part: InputIndex) -> None:
+        """Add the index of a later part of the input, as adding its resources one by one would."""
+        self.budgets.extend(part.budgets)
+        self.claims.update(part.claims)
+        self.config_maps.update(part.config_maps)
+        self.device_claims.update(part.device_claims)
+        for key, first in part._first_by_name.items():
+            self._first_by_name.setdefault(key, first)
 
     def budgets_for(self, namespace: str | None, labels: dict[str, Any]) -> list[DisruptionBudget]:
         """The budgets that select pods with these labels, in input order. Budgets are bucketed
@@ -97,10 +119,10 @@ class InputIndex:
             else:
                 self._unbucketed.append(number)
 
-    def config_map(self, namespace: str | None, name: str) -> dict[str, str] | None:
+    def config_map(self, namespace: str | None, name: str) -> dict[str, str | None] | None:
         found = self.config_maps.get((namespace, name))
-        if found is None and namespace is None:
-            found = next((v for (ns, n), v in self.config_maps.items() if n == name), None)
+        if found is None and namespace is None and ("ConfigMap", name) in self._first_by_name:
+            found = self.config_maps.get(self._first_by_name[("ConfigMap", name)])
         if found is None:
             found = self.config_maps.get((None, name))
         return found
@@ -108,14 +130,14 @@ class InputIndex:
     def claim_exists(self, namespace: str | None, name: str) -> bool:
         if (namespace, name) in self.claims or (None, name) in self.claims:
             return True
-        return namespace is None and any(n == name for (_, n) in self.claims)
+        return namespace is None and ("PersistentVolumeClaim", name) in self._first_by_name
 
     def device_claim(self, kind: str, namespace: str | None, name: str) -> list[tuple[str, Any]] | None:
         found = self.device_claims.get((kind, namespace, name))
         if found is None:
             found = self.device_claims.get((kind, None, name))
-        if found is None and namespace is None:
-            found = next((v for (k, _, n), v in self.device_claims.items() if k == kind and n == name), None)
+        if found is None and namespace is None and (kind, name) in self._first_by_name:
+            found = self.device_claims.get(self._first_by_name[(kind, name)])
         return found
 
 

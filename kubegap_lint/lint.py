@@ -6,7 +6,7 @@ This is the API the CLI and the tests call. It returns a `LintResult`; it never 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,19 +195,20 @@ class Linter:
                     pending.add(number, item.document_index, item.item_index, item.chars, (item, rule))
         for order, (resource, rule) in pending.kept:
             run.evaluate(order, resource, rule)
+        order = len(pending.kept)
         pending.kept = []
-        for number, addresses in sorted(pending.addresses.items()):
-            documents = {document for document, _ in addresses}
-            for item in self._read_source(sources[number], stdin, ReadStats(), run.errors, documents):
-                if isinstance(item, Resource) and (item.document_index, item.item_index) in addresses:
+        for number in sorted(pending.documents):
+            for item in self._read_source(sources[number], stdin, ReadStats(), run.errors, pending.wanted(number)):
+                if isinstance(item, Resource) and pending.to_read_again(number, item.document_index, item.item_index):
                     rule = self.kind_table.lookup_or_infer(item.data)
                     if rule is not None:
-                        run.evaluate(addresses[(item.document_index, item.item_index)], item, rule)
+                        run.evaluate(order, item, rule)
+                        order += 1
         return run.result(stats)
 
     @staticmethod
     def _read_source(source: Source, stdin: Any, stats: ReadStats, errors: list[InputError],
-                     only: set[int] | None = None) -> Iterator[Resource | InputFault]:
+                     wanted: Callable[[int], bool] | None = None) -> Iterator[Resource | InputFault]:
         """The items of one source as they are read; an OS error becomes an input error."""
         from kubegap_lint.stream import source_lines
 
@@ -219,7 +220,7 @@ class Linter:
         try:
             stats.files += 1
             bad_lines: list[int] = []
-            yield from read_lines(source.display, source_lines(handle, bad_lines), stats, bad_lines, only)
+            yield from read_lines(source.display, source_lines(handle, bad_lines), stats, bad_lines, wanted)
         except OSError as exc:  # e.g. a read error half-way, or a folder that replaced the file
             errors.append(InputError(source.display, f"cannot be read: {exc.strerror or exc}"))
         finally:

@@ -65,15 +65,6 @@ class _Unit:
     bad_lines: list[int]
 
 
-def _merge_index(total: InputIndex, part: InputIndex) -> None:
-    """Add a later part of the input to the index, exactly as adding its resources one by one would."""
-    total.budgets.extend(part.budgets)
-    for key, names in part.claims.items():
-        total.claims.setdefault(key, []).extend(names)
-    total.config_maps.update(part.config_maps)
-    total.device_claims.update(part.device_claims)
-
-
 def _add_stats(total: ReadStats, part: ReadStats) -> None:
     for item in fields(ReadStats):
         setattr(total, item.name, getattr(total, item.name) + getattr(part, item.name))
@@ -219,7 +210,7 @@ def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputErro
             if state != "indexed":
                 return _serial(linter, units, errors, stats)
             for part, part_stats in parts:
-                _merge_index(index, part)
+                index.merge(part)
                 _add_stats(stats, part_stats)
         for _, conn in workers:
             conn.send(index)

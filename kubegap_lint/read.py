@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import codecs
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -156,14 +156,14 @@ def read_text(
 
 def read_lines(
     path: str, lines: Iterable[str], stats: ReadStats, bad_lines: list[int] | None = None,
-    only: set[int] | None = None,
+    wanted: Callable[[int], bool] | None = None,
 ) -> Iterator[Resource | InputFault]:
     """Like read_text, from lines read as they come (stream.source_lines). bad_lines may grow
-    while the lines are read; it must stay in ascending order. With `only`, documents whose
-    index is not in it are split off but not parsed (a second reading of a stream)."""
+    while the lines are read; it must stay in ascending order. With `wanted`, documents whose
+    index it refuses are split off but not parsed (a second reading of a stream)."""
     bad = bad_lines if bad_lines is not None else []
     for chunk in split_documents(lines):
-        if only is not None and chunk.index not in only:
+        if wanted is not None and not wanted(chunk.index):
             continue
         yield from read_chunk(path, chunk, stats, bad)
 

@@ -9,9 +9,11 @@ spooled temporary file (memory, then disk) as it is read, so that it can be read
 
 from __future__ import annotations
 
+import bisect
 import sys
 import tempfile
-from collections.abc import Iterator
+from array import array
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from kubegap_lint.read import _BOMS, decode, split_lines
@@ -97,25 +99,43 @@ class _Tee:
 class PendingWorkloads:
     """Workloads waiting for the whole input's index, in input order.
 
-    add() keeps a workload parsed while the kept text is under the budget, else only its
-    (source number, document, item) address; entries() yields (order, payload) where payload
-    is the kept object or the address to read again.
+    Workloads are kept parsed while their text fits the budget. From the first one that does
+    not fit, none is kept: what is remembered is where that one is (source number, document,
+    List item) and, per source, the numbers of the documents that hold the rest, in a compact
+    array (8 bytes a document). The second reading parses those documents only, and evaluates
+    their workloads in the same order as the first reading met them.
     """
 
     def __init__(self, budget: int = RETAIN_CHARS) -> None:
         self.budget = budget
         self.kept_chars = 0
         self.kept: list[tuple[int, Any]] = []
-        self.addresses: dict[int, dict[tuple[int, int | None], int]] = {}  # source -> address -> order
-        self.count = 0
+        self.resume: tuple[int, int, int] | None = None  # the first workload not kept
+        self.documents: dict[int, array[int]] = {}  # source number -> its documents to read again
 
     def add(self, source_number: int, document: int, item: int | None, chars: int, value: Any) -> bool:
         """Queue a workload; True when it is kept parsed, False when it will be read again."""
-        order = self.count
-        self.count += 1
-        if self.kept_chars + chars <= self.budget:
+        if self.resume is None and self.kept_chars + chars <= self.budget:
             self.kept_chars += chars
-            self.kept.append((order, value))
+            self.kept.append((len(self.kept), value))
             return True
-        self.addresses.setdefault(source_number, {})[(document, item)] = order
+        if self.resume is None:
+            self.resume = (source_number, document, -1 if item is None else item)
+        documents = self.documents.setdefault(source_number, array("q"))
+        if not documents or documents[-1] != document:  # the items of one List: one document
+            documents.append(document)
         return False
+
+    def wanted(self, source_number: int) -> Callable[[int], bool]:
+        """Does the second reading of this source parse document n?"""
+        documents = self.documents.get(source_number, array("q"))
+
+        def wanted(document: int) -> bool:
+            position = bisect.bisect_left(documents, document)
+            return position < len(documents) and documents[position] == document
+
+        return wanted
+
+    def to_read_again(self, source_number: int, document: int, item: int | None) -> bool:
+        """Is this workload one the first reading did not keep?"""
+        return self.resume is not None and (source_number, document, -1 if item is None else item) >= self.resume

@@ -279,19 +279,24 @@ def test_a_folder_of_twenty_thousand_files(tmp_path: Path) -> None:
     assert json.loads(proc.stdout)["summary"]["files"] == 20_000
 
 
-def test_streaming_second_pass_finds_the_same(linter_factory, tmp_path: Path, monkeypatch) -> None:
-    # Past the budget, workloads are read again at the end; the findings must not change.
+@pytest.mark.parametrize("budget", [0, 2_500, 40_000])
+def test_streaming_second_pass_finds_the_same(linter_factory, tmp_path: Path, monkeypatch, budget: int) -> None:
+    # Past the budget, workloads are read again at the end; the findings must not change,
+    # wherever the budget runs out (before the first workload, inside a List, half-way).
     from kubegap_lint import stream
 
-    folder = EXAMPLES
+    items = "".join("  - " + GPU_JOB.replace("name: train", f"name: train-{n}").replace("\n", "\n    ").rstrip()
+                    + "\n" for n in range(3))
+    (tmp_path / "list.yaml").write_text("apiVersion: v1\nkind: List\nitems:\n" + items, encoding="utf-8")
+    paths = [str(tmp_path / "list.yaml"), str(EXAMPLES)]
     linter = linter_factory(None)
-    kept = linter.lint_paths([str(folder)], keep_views=True)
-    monkeypatch.setattr(stream, "RETAIN_CHARS", 0)
-    monkeypatch.setattr(stream.PendingWorkloads.__init__, "__defaults__", (0,))
-    reread = linter.lint_paths([str(folder)], keep_views=True)
-    assert [f.sort_key() for f in reread.findings] == [f.sort_key() for f in kept.findings]
+    kept = linter.lint_paths(paths, keep_views=True)
+    monkeypatch.setattr(stream.PendingWorkloads.__init__, "__defaults__", (budget,))
+    reread = linter.lint_paths(paths, keep_views=True)
+    assert reread.findings == kept.findings
     assert reread.views == kept.views and reread.estimates == kept.estimates
     assert kept.workloads == reread.workloads > 5
+    assert len([f for f in kept.findings if f.location.path.endswith("list.yaml")]) >= 3
 
 
 def test_stdin_is_read_again_for_the_second_pass(monkeypatch) -> None:
