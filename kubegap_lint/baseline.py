@@ -12,6 +12,7 @@ import json
 import os
 from collections import Counter
 from functools import lru_cache
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,27 +21,29 @@ from kubegap_lint.errors import DataFileError
 BASELINE_VERSION = 1
 
 
-def render_baseline(findings: list[Any]) -> str:
-    """The counted (unsuppressed) findings as a baseline document; same input, same bytes."""
+def baseline_pieces(findings: Iterable[Any]) -> Iterator[str]:
+    """The counted (unsuppressed) findings as a baseline document, a piece at a time; the
+    findings must come sorted (LintResult.iter_findings). Same input, same bytes."""
     from kubegap_lint import __version__
     from kubegap_lint.fingerprint import fingerprint
+    from kubegap_lint.report.jsonfmt import json_with_lists
 
-    entries = []
-    for finding in sorted(findings, key=lambda f: f.sort_key()):
-        if finding.suppression is not None:
-            continue
-        ref = finding.resource
-        entries.append({
-            "fingerprint": fingerprint(finding),
-            "rule": finding.rule_id,
-            "name": finding.rule_name,
-            "path": (finding.rendered_location or finding.location).path,
-            "resource": ref.display() if ref else None,
-            "message": finding.message,
-        })
-    document = {"version": BASELINE_VERSION, "tool": {"name": "kubegap-lint", "version": __version__},
-                "findings": entries}
-    return json.dumps(document, indent=2, ensure_ascii=True) + "\n"
+    def entries() -> Iterator[dict[str, Any]]:
+        for finding in findings:
+            if finding.suppression is not None:
+                continue
+            ref = finding.resource
+            yield {
+                "fingerprint": fingerprint(finding),
+                "rule": finding.rule_id,
+                "name": finding.rule_name,
+                "path": (finding.rendered_location or finding.location).path,
+                "resource": ref.display() if ref else None,
+                "message": finding.message,
+            }
+
+    document = {"version": BASELINE_VERSION, "tool": {"name": "kubegap-lint", "version": __version__}}
+    return json_with_lists(document, {"findings": entries()})
 
 
 def load_baseline(path: Path | str) -> Counter[str]:

@@ -223,14 +223,14 @@ def baseline_create_command(paths: tuple[str, ...], config_file: str | None, no_
     Run it, and later lint, from the same folder: paths are part of each fingerprint."""
     if not paths:
         _fail("no input: name files or folders to record, or - for stdin (see --help)")
-    from kubegap_lint.baseline import render_baseline
+    from kubegap_lint.baseline import baseline_pieces
     from kubegap_lint.lint import Linter
 
     resolved, catalog = _resolve(paths, config_file, no_config, select, ignore, no_baseline=True)
     result = Linter(resolved.settings, catalog=catalog).lint_paths(paths)
     for error in result.errors:
         click.echo(f"kubegap-lint: {error.display()}", err=True)
-    _write(render_baseline(result.findings), output)
+    _write(baseline_pieces(result.iter_findings()), output)
     sys.exit(EXIT_USAGE if result.errors else 0)
 
 

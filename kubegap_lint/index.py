@@ -9,7 +9,6 @@ from typing import Any
 
 from kubegap_lint.read import Resource
 
-
 MAX_ENV_VALUE_CHARS = 1024
 
 

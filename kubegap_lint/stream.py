@@ -19,10 +19,12 @@ from typing import IO, Any
 from kubegap_lint.read import _BOMS, decode, split_lines
 
 BLOCK_BYTES = 1 << 20
-# Resources kept parsed until the end of a run, counted in characters of their documents'
-# text; parsed data with positions takes about 40 times that (measured: 645 MB of memory for
-# 16 M characters kept). Past it, workloads are read twice and other resources kept slim.
-RETAIN_CHARS = 4 * 1024 * 1024
+# Workloads kept parsed until the end of a run, counted in characters of their documents'
+# text. Past it, the rest are read again at the end (their documents parsed a second time).
+# Measured with bench/stream_memory.py on 10 MB: peak 58 MiB with no budget, 71 MiB with
+# 1 Mi characters, 149 MiB with 4 Mi. 1 Mi holds the workloads of most repositories, so
+# they are read once.
+RETAIN_CHARS = 1024 * 1024
 STDIN_SPOOL_BYTES = 16 * 1024 * 1024
 
 

@@ -133,3 +133,20 @@ def test_budget_lookup_finds_what_testing_every_budget_finds(
                 if not (b.namespace is not None and namespace is not None and b.namespace != namespace)
                 and selector_matches(b.selector, pod_labels)]
     assert index.budgets_for(namespace, pod_labels) == expected
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.dictionaries(st.text(max_size=4), json_values, min_size=1, max_size=3),
+       st.dictionaries(st.text(min_size=5, max_size=6), st.lists(json_values, max_size=4), max_size=3))
+def test_json_with_lists_is_one_dump_in_pieces(head: dict[str, Any], lists: dict[str, list[Any]]) -> None:
+    from kubegap_lint.report.jsonfmt import json_with_lists
+
+    pieces = "".join(json_with_lists(head, {key: iter(value) for key, value in lists.items()}))
+    assert pieces == json.dumps({**head, **lists}, indent=2, ensure_ascii=True) + "\n"

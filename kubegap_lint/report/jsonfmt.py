@@ -72,51 +72,44 @@ def _estimate_dicts(result: LintResult, params: dict[str, Any]) -> Iterator[dict
         }
 
 
-# Stand-ins for the two lists that can be long: the document around them is dumped once, and
-# the lists are written an element at a time where the stand-ins are.
-_FINDINGS = "\x00findings\x00"
-_ESTIMATES = "\x00estimates\x00"
-
-
 def json_pieces(result: LintResult, params: dict[str, Any] | None = None) -> Iterator[str]:
-    """The JSON report in pieces, byte for byte what `json.dumps(document, indent=2)` of the
-    whole document gives, without holding the findings in memory."""
+    """The JSON report in pieces, without holding the findings in memory."""
     stats = result.stats
     tally = result.tally()
-    document = {
-        "version": OUTPUT_VERSION,
-        "tool": {"name": "kubegap-lint", "version": __version__},
-        "summary": {
-            "files": stats.files,
-            "documents": stats.documents,
-            "empty_documents": stats.empty_documents,
-            "non_kubernetes_documents": stats.non_kubernetes_documents,
-            "resources": stats.resources,
-            "workloads": result.workloads,
-            "findings": {s.value: tally.by_severity[s] for s in (Severity.ERROR, Severity.WARNING, Severity.NOTE)},
-            "suppressed": tally.suppressed,
-            "input_errors": len(result.errors),
-        },
-        "findings": _FINDINGS,
-        "estimates": _ESTIMATES,
-        "errors": [
-            {"path": e.path, "line": e.line, "column": e.column, "message": e.message} for e in result.errors
-        ],
+    summary = {
+        "files": stats.files,
+        "documents": stats.documents,
+        "empty_documents": stats.empty_documents,
+        "non_kubernetes_documents": stats.non_kubernetes_documents,
+        "resources": stats.resources,
+        "workloads": result.workloads,
+        "findings": {s.value: tally.by_severity[s] for s in (Severity.ERROR, Severity.WARNING, Severity.NOTE)},
+        "suppressed": tally.suppressed,
+        "input_errors": len(result.errors),
     }
-    text = json.dumps(document, indent=2, sort_keys=False, ensure_ascii=True) + "\n"
+    document = {"version": OUTPUT_VERSION, "tool": {"name": "kubegap-lint", "version": __version__},
+                "summary": summary}
     incidents = result.catalog.incidents
-    lists = {
-        json.dumps(_FINDINGS, ensure_ascii=True): (finding_dict(f, incidents) for f in result.iter_findings()),
-        json.dumps(_ESTIMATES, ensure_ascii=True): _estimate_dicts(result, params or {}),
-    }
-    for marker, elements in lists.items():
-        before, text = text.split(marker, 1)
-        yield before
+    errors = [{"path": e.path, "line": e.line, "column": e.column, "message": e.message} for e in result.errors]
+    return json_with_lists(document, {
+        "findings": (finding_dict(f, incidents) for f in result.iter_findings()),
+        "estimates": _estimate_dicts(result, params or {}),
+        "errors": iter(errors),
+    })
+
+
+def json_with_lists(head: dict[str, Any], lists: dict[str, Iterator[Any]]) -> Iterator[str]:
+    """`json.dumps({**head, **lists}, indent=2, ensure_ascii=True) + "\\n"`, byte for byte, in
+    pieces: the lists (last in the object) are written an element at a time as they come."""
+    opening = json.dumps(head, indent=2, ensure_ascii=True)
+    yield opening[:-2] if head else "{"  # the head without its closing "\n}"
+    for number, (key, elements) in enumerate(lists.items()):
+        yield ("," if head or number else "") + "\n  " + json.dumps(key, ensure_ascii=True) + ": "
         yield from _list_pieces(elements, depth=1)
-    yield text
+    yield "\n}\n"
 
 
-def _list_pieces(elements: Iterator[dict[str, Any]], depth: int) -> Iterator[str]:
+def _list_pieces(elements: Iterator[Any], depth: int) -> Iterator[str]:
     """A list as json.dumps(indent=2) writes it at this depth, an element at a time."""
     inner = "\n" + "  " * (depth + 1)
     empty = True
