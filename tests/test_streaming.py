@@ -150,3 +150,32 @@ def test_json_with_lists_is_one_dump_in_pieces(head: dict[str, Any], lists: dict
 
     pieces = "".join(json_with_lists(head, {key: iter(value) for key, value in lists.items()}))
     assert pieces == json.dumps({**head, **lists}, indent=2, ensure_ascii=True) + "\n"
+
+
+def test_memory_does_not_grow_with_a_stream_of_workloads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Four times the stream, about the same peak: with small limits (a parsed budget of one
+    document, 200 findings in memory) everything that could grow with the input is exercised.
+    A stream of GPU Jobs with findings holds no cross-resource facts, which do grow."""
+    import tracemalloc
+
+    from kubegap_lint import stream
+
+    job = (EXAMPLES / "KG303-nccl-flight-recorder-off" / "bad-torchrun-job.yaml").read_text(encoding="utf-8")
+    monkeypatch.setattr(stream.PendingWorkloads.__init__, "__defaults__", (len(job) + 100,))
+    monkeypatch.setattr(spill, "SPILL_ITEMS", 200)
+    linter = Linter(Settings())
+    peaks = []
+    for copies in (150, 600):
+        path = tmp_path / f"stream-{copies}.yaml"
+        path.write_text("".join("---\n" + job.replace("name: ", f"name: c{n}-", 1) for n in range(copies)),
+                        encoding="utf-8")
+        tracemalloc.start()
+        try:
+            result = linter.lint_paths([str(path)])
+            for _ in result.iter_findings():  # as a report reads them
+                pass
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        assert result.workloads == copies and len(result.store) > 2 * 200
+    assert peaks[1] < peaks[0] * 1.3, [p // 1024 for p in peaks]
