@@ -6,13 +6,15 @@ past that it sorts them and writes them, pickled, to an anonymous temporary file
 Iterating merges the runs in key order. Ties keep insertion order (each run is stably sorted
 and `heapq.merge` prefers earlier runs), so the result is the same as one stable sort of
 everything: same input, same bytes. The files are private to this process and deleted when
-closed; nothing is written next to the linted files.
+closed; nothing is written next to the linted files. Without a writable temporary folder the
+items simply stay in memory.
 """
 
 from __future__ import annotations
 
 import heapq
 import pickle
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, Generic, TypeVar
@@ -50,10 +52,17 @@ class SortedSpill(Generic[T]):
 
     def _spill(self) -> None:
         self.buffer.sort(key=self.key)
-        self.runs.append(_write_run(self.buffer))
+        try:
+            self.runs.append(_write_run(self.buffer))
+        except OSError:  # no writable temporary folder (or it is full): hold everything instead
+            self.limit = sys.maxsize
+            return
         self.buffer = []
         if len(self.runs) >= MAX_RUNS:
-            merged = _write_run(heapq.merge(*(_read_run(run) for run in self.runs), key=self.key))
+            try:
+                merged = _write_run(heapq.merge(*(_read_run(run) for run in self.runs), key=self.key))
+            except OSError:
+                return  # the runs stay as they are: merged when read
             for run in self.runs:
                 run.close()
             self.runs = [merged]
