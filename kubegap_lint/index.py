@@ -1,12 +1,14 @@
 """Cross-resource facts that JMESPath cannot join: which PodDisruptionBudgets select a pod,
 which PersistentVolumeClaims, ConfigMaps and DRA claims exist. Built from the whole input of
-a run (all files together) before any policy is evaluated."""
+a run (all files together) before any policy is evaluated. Lookups are by key, so linting
+stays linear in the input; the facts live in facts.py's stores."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from kubegap_lint.facts import DiskFacts, MemoryFacts
 from kubegap_lint.read import Resource
 
 MAX_ENV_VALUE_CHARS = 1024
@@ -23,20 +25,18 @@ class DisruptionBudget:
     line: int
 
 
-@dataclass
 class InputIndex:
-    budgets: list[DisruptionBudget] = field(default_factory=list)
-    claims: set[tuple[str | None, str]] = field(default_factory=set)  # PVCs: (namespace, name)
-    config_maps: dict[tuple[str | None, str], dict[str, str | None]] = field(default_factory=dict)
-    # DRA: (namespace, name) -> device class names of a ResourceClaim(Template), with counts
-    device_claims: dict[tuple[str, str | None, str], list[tuple[str, Any]]] = field(default_factory=dict)
-    # Budgets by one of their matchLabels pairs, built at a lookup when budgets were added since.
-    _budget_buckets: dict[tuple[Any, str], list[int]] = field(default_factory=dict, repr=False)
-    _unbucketed: list[int] = field(default_factory=list, repr=False)
-    _bucketed_count: int = field(default=0, repr=False)
-    # (kind, name) -> the first (namespace, name) key met: a workload without a namespace
-    # finds a PVC, ConfigMap or DRA claim by name without a scan of every one.
-    _first_by_name: dict[tuple[str, str], tuple[Any, ...]] = field(default_factory=dict, repr=False)
+    """The facts, by key. They are kept in dictionaries; with `facts_in_memory`, past that many
+    they move to a database on disk (facts.py), so that memory does not grow with a stream."""
+
+    def __init__(self, facts_in_memory: int | None = None) -> None:
+        self.facts: MemoryFacts | DiskFacts = MemoryFacts()
+        self.facts_in_memory = facts_in_memory
+        self.budget_count = 0
+
+    @property
+    def on_disk(self) -> bool:
+        return isinstance(self.facts, DiskFacts)
 
     def add(self, resource: Resource) -> None:
         kind = resource.kind
@@ -50,94 +50,106 @@ class InputIndex:
             selector = spec.get("selector")
             if selector == {} and resource.api_version == "policy/v1beta1":
                 selector = None  # policy/v1beta1: an empty selector selects no pods (v1: all)
-            self.budgets.append(
-                DisruptionBudget(
-                    name, namespace, selector if isinstance(selector, dict) else None,
-                    spec.get("minAvailable"), spec.get("maxUnavailable"),
-                    resource.path, resource.start.line,
-                )
-            )
+            self.add_budget(DisruptionBudget(
+                name, namespace, selector if isinstance(selector, dict) else None,
+                spec.get("minAvailable"), spec.get("maxUnavailable"), resource.path, resource.start.line,
+            ))
         elif kind == "PersistentVolumeClaim":
-            self.claims.add((namespace, name))
-            self._first_by_name.setdefault((kind, name), (namespace, name))
+            self._put("claim", (namespace, name), True, kind, name)
         elif kind == "ConfigMap":
             values = data.get("data")
             if isinstance(values, dict):
                 # Only what `envFrom` can make of it: a value too long for any setting a policy
-                # reads (a script, a config file) is kept as "set, value unknown", so a large
-                # ConfigMap costs no memory past its document.
-                self.config_maps[(namespace, name)] = {
+                # reads (a script, a config file) is kept as "set, value unknown".
+                self._put("config", (namespace, name), {
                     str(k): (v if len(v) <= MAX_ENV_VALUE_CHARS else None)
                     for k, v in values.items() if isinstance(v, str)
-                }
-                self._first_by_name.setdefault((kind, name), (namespace, name))
+                }, kind, name)
         elif kind in ("ResourceClaimTemplate", "ResourceClaim"):
             claim_spec = spec.get("spec", {}) if kind == "ResourceClaimTemplate" else spec
-            self.device_claims[(kind, namespace, name)] = _device_requests(claim_spec)
-            self._first_by_name.setdefault((kind, name), (kind, namespace, name))
+            self._put("device", (kind, namespace, name), _device_requests(claim_spec), kind, name)
+
+    def _put(self, table: str, key: tuple[Any, ...], value: Any, kind: str, name: str) -> None:
+        self.facts.put(table, key, value)
+        # The first key met for a kind and name: a workload without a namespace finds the
+        # object by name without a scan of every one.
+        self.facts.put_first("first", (kind, name), key)
+        self._maybe_move()
+
+    def add_budget(self, budget: DisruptionBudget) -> None:
+        number = self.budget_count
+        self.budget_count += 1
+        self.facts.put("budget", number, budget)
+        if budget.selector is None:
+            return  # selects nothing
+        match_labels = budget.selector.get("matchLabels")
+        if isinstance(match_labels, dict) and match_labels:
+            # Bucketed by one pair: a pod that lacks it cannot be selected, so a workload is
+            # compared with the few budgets that could select it, not with every budget.
+            key, value = next(iter(match_labels.items()))
+            self.facts.append("bucket", (key, str(value)), number)
+        else:
+            self.facts.append("bucket", None, number)
+        self._maybe_move()
+
+    def _maybe_move(self) -> None:
+        if self.facts_in_memory is not None and isinstance(self.facts, MemoryFacts) \
+                and self.facts.count > self.facts_in_memory:
+            disk = DiskFacts()
+            disk.load(self.facts.entries())
+            self.facts = disk
 
     def merge(self, part: InputIndex) -> None:
         """Add the index of a later part of the input, as adding its resources one by one would."""
-        self.budgets.extend(part.budgets)
-        self.claims.update(part.claims)
-        self.config_maps.update(part.config_maps)
-        self.device_claims.update(part.device_claims)
-        for key, first in part._first_by_name.items():
-            self._first_by_name.setdefault(key, first)
+        assert isinstance(part.facts, MemoryFacts)
+        for number in range(part.budget_count):
+            self.add_budget(part.facts.get("budget", number))
+        for table in ("claim", "config", "device"):
+            for key, value in part.facts.tables.get(table, {}).items():
+                self.facts.put(table, key, value)
+        for key, first in part.facts.tables.get("first", {}).items():
+            self.facts.put_first("first", key, first)
 
     def budgets_for(self, namespace: str | None, labels: dict[str, Any]) -> list[DisruptionBudget]:
-        """The budgets that select pods with these labels, in input order. Budgets are bucketed
-        by a matchLabels pair, so a workload is compared with the few that could select it, not
-        with every budget of the input (which made a large stream quadratic)."""
-        if self._bucketed_count != len(self.budgets):
-            self._bucket_budgets()
-        candidates = list(self._unbucketed)
-        for key, value in labels.items():
-            candidates += self._budget_buckets.get((key, str(value)), ())
+        """The budgets that select pods with these labels, in input order."""
+        keys: list[Any] = [None] + [(key, str(value)) for key, value in labels.items()]
         found = []
-        for number in sorted(set(candidates)):
-            budget = self.budgets[number]
+        for number in self.facts.numbers("bucket", keys):
+            budget: DisruptionBudget = self.facts.get("budget", number)
             if budget.namespace is not None and namespace is not None and budget.namespace != namespace:
                 continue
             if selector_matches(budget.selector, labels):
                 found.append(budget)
         return found
 
-    def _bucket_budgets(self) -> None:
-        self._budget_buckets = {}
-        self._unbucketed = []
-        self._bucketed_count = len(self.budgets)
-        for number, budget in enumerate(self.budgets):
-            if budget.selector is None:
-                continue  # selects nothing
-            match_labels = budget.selector.get("matchLabels")
-            if isinstance(match_labels, dict) and match_labels:
-                # Every pair must match: a pod that lacks the first one cannot be selected.
-                key, value = next(iter(match_labels.items()))
-                self._budget_buckets.setdefault((key, str(value)), []).append(number)
-            else:
-                self._unbucketed.append(number)
+    def _lookup(self, table: str, key: tuple[Any, ...], kind: str, name: str, namespace: str | None) -> Any:
+        found = self.facts.get(table, key)
+        if found is None and namespace is None:
+            first = self.facts.get("first", (kind, name))
+            if first is not None:
+                found = self.facts.get(table, first)
+        return found
 
     def config_map(self, namespace: str | None, name: str) -> dict[str, str | None] | None:
-        found = self.config_maps.get((namespace, name))
-        if found is None and namespace is None and ("ConfigMap", name) in self._first_by_name:
-            found = self.config_maps.get(self._first_by_name[("ConfigMap", name)])
+        found = self._lookup("config", (namespace, name), "ConfigMap", name, namespace)
         if found is None:
-            found = self.config_maps.get((None, name))
-        return found
+            found = self.facts.get("config", (None, name))
+        return found  # type: ignore[no-any-return]
 
     def claim_exists(self, namespace: str | None, name: str) -> bool:
-        if (namespace, name) in self.claims or (None, name) in self.claims:
+        if self.facts.has("claim", (namespace, name)) or self.facts.has("claim", (None, name)):
             return True
-        return namespace is None and ("PersistentVolumeClaim", name) in self._first_by_name
+        return namespace is None and self.facts.has("first", ("PersistentVolumeClaim", name))
 
     def device_claim(self, kind: str, namespace: str | None, name: str) -> list[tuple[str, Any]] | None:
-        found = self.device_claims.get((kind, namespace, name))
+        found = self.facts.get("device", (kind, namespace, name))
         if found is None:
-            found = self.device_claims.get((kind, None, name))
-        if found is None and namespace is None and (kind, name) in self._first_by_name:
-            found = self.device_claims.get(self._first_by_name[(kind, name)])
-        return found
+            found = self.facts.get("device", (kind, None, name))
+        if found is None and namespace is None:
+            first = self.facts.get("first", (kind, name))
+            if first is not None:
+                found = self.facts.get("device", first)
+        return found  # type: ignore[no-any-return]
 
 
 def _device_requests(claim_spec: Any) -> list[tuple[str, Any]]:

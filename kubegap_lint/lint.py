@@ -183,7 +183,9 @@ class Linter:
         else read again at the end) until the index holds the facts of the whole input."""
         from kubegap_lint.stream import PendingWorkloads, StdinSpool
 
-        run = _Run(self, list(errors or []), keep_views)
+        from kubegap_lint.facts import FACTS_IN_MEMORY
+
+        run = _Run(self, list(errors or []), keep_views, InputIndex(facts_in_memory=FACTS_IN_MEMORY), indexed=False)
         stats = ReadStats()
         stdin = StdinSpool()
         pending = PendingWorkloads()
@@ -249,14 +251,15 @@ class _Run:
     once, so nothing but those facts and the stores grows with the input."""
 
     def __init__(self, linter: Linter, errors: list[InputError], keep_views: bool,
-                 index: InputIndex | None = None) -> None:
+                 index: InputIndex | None = None, indexed: bool | None = None) -> None:
         from kubegap_lint.helm_map import TemplateMapper
         from kubegap_lint.views import ViewBuilder
 
         self.linter = linter
         self.errors = errors
         self.keep_views = keep_views
-        self.indexed = index is not None  # the whole input is indexed already
+        # Given an index, it holds the whole input already, unless `indexed` says otherwise.
+        self.indexed = index is not None if indexed is None else indexed
         self.index = index if index is not None else InputIndex()
         self.suppressor = Suppressor(linter)
         self.templates = TemplateMapper(linter.settings.chart_dirs)
@@ -310,6 +313,8 @@ class _Run:
                 self.findings.add(self.suppressor.apply(self.templates.map(finding), resource))
 
     def result(self, stats: ReadStats) -> LintResult:
+        if self.index.on_disk:
+            self.index.facts.close()  # type: ignore[union-attr]
         for finding in self.faults:
             self.findings.add(self.suppressor.apply(finding))
         self.faults.close()

@@ -61,12 +61,15 @@ def _reports(linter: Linter, paths: list[str]) -> dict[str, str]:
     }
 
 
-def test_reports_are_the_same_bytes_when_findings_spill(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reports_are_the_same_bytes_when_findings_and_facts_spill(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubegap_lint import facts
+
     paths = [str(EXAMPLES)]
     linter = Linter(Settings())
     in_memory = _reports(linter, paths)
     assert json.loads(in_memory["json"])["findings"], "the examples must give findings"
     monkeypatch.setattr(spill, "SPILL_ITEMS", 3)
+    monkeypatch.setattr(facts, "FACTS_IN_MEMORY", 0)  # the index on disk from its first fact
     spilled = _reports(linter, paths)
     for name in in_memory:
         assert spilled[name] == in_memory[name], name
@@ -126,13 +129,16 @@ def test_budget_lookup_finds_what_testing_every_budget_finds(
         namespace: str | None) -> None:
     from kubegap_lint.index import DisruptionBudget
 
-    index = InputIndex()
-    for number, (selector, budget_namespace) in enumerate(budgets):
-        index.budgets.append(DisruptionBudget(f"pdb-{number}", budget_namespace, selector, 1, None, "p.yaml", number))
-    expected = [b for b in index.budgets
+    every = [DisruptionBudget(f"pdb-{number}", budget_namespace, selector, 1, None, "p.yaml", number)
+             for number, (selector, budget_namespace) in enumerate(budgets)]
+    expected = [b for b in every
                 if not (b.namespace is not None and namespace is not None and b.namespace != namespace)
                 and selector_matches(b.selector, pod_labels)]
-    assert index.budgets_for(namespace, pod_labels) == expected
+    for limit in (None, 0):  # in memory, and on disk from the first fact
+        index = InputIndex(facts_in_memory=limit)
+        for budget in every:
+            index.add_budget(budget)
+        assert index.budgets_for(namespace, pod_labels) == expected
 
 
 json_values = st.recursive(
