@@ -181,11 +181,10 @@ class Linter:
         """Lint in one streaming pass: each document is parsed, indexed and dropped unless it
         is a workload, and workloads wait (stream.PendingWorkloads: kept parsed up to a budget,
         else read again at the end) until the index holds the facts of the whole input."""
+        from kubegap_lint.facts import FACTS_IN_MEMORY
         from kubegap_lint.stream import PendingWorkloads, StdinSpool
 
-        from kubegap_lint.facts import FACTS_IN_MEMORY
-
-        run = _Run(self, list(errors or []), keep_views, InputIndex(facts_in_memory=FACTS_IN_MEMORY), indexed=False)
+        run = _Run(self, list(errors or []), keep_views, facts_in_memory=FACTS_IN_MEMORY)
         stats = ReadStats()
         stdin = StdinSpool()
         pending = PendingWorkloads()
@@ -251,16 +250,15 @@ class _Run:
     once, so nothing but those facts and the stores grows with the input."""
 
     def __init__(self, linter: Linter, errors: list[InputError], keep_views: bool,
-                 index: InputIndex | None = None, indexed: bool | None = None) -> None:
+                 index: InputIndex | None = None, facts_in_memory: int | None = None) -> None:
         from kubegap_lint.helm_map import TemplateMapper
         from kubegap_lint.views import ViewBuilder
 
         self.linter = linter
         self.errors = errors
         self.keep_views = keep_views
-        # Given an index, it holds the whole input already, unless `indexed` says otherwise.
-        self.indexed = index is not None if indexed is None else indexed
-        self.index = index if index is not None else InputIndex()
+        self.indexed = index is not None  # given, it holds the whole input already (parallel.py)
+        self.index = index if index is not None else InputIndex(facts_in_memory)
         self.suppressor = Suppressor(linter)
         self.templates = TemplateMapper(linter.settings.chart_dirs)
         self.faults: SortedSpill[Finding] = SortedSpill(Finding.sort_key)  # matched at the end
