@@ -17,3 +17,7 @@ class DataFileError(KubegapError):
 
 class UsageError(KubegapError):
     """The command line asks for something that cannot be done."""
+
+
+class StorageError(KubegapError):
+    """The temporary folder a large run keeps its facts in cannot be written (full, read-only)."""

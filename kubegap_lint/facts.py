@@ -17,6 +17,8 @@ import pickle
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from kubegap_lint.errors import StorageError
+
 # Facts held in dictionaries before they move to disk: about 1 KB each with their strings
 # (measured with tracemalloc on bench/stream_memory.py's stream), so about 20 MB.
 FACTS_IN_MEMORY = 20_000
@@ -62,38 +64,49 @@ class MemoryFacts:
 
 
 class DiskFacts:
-    """The same operations on a private SQLite database, which is deleted when closed."""
+    """The same operations on a private SQLite database, which is deleted when closed. A
+    database error (the temporary folder is full or read-only) becomes a StorageError: one
+    line for the user, exit code 2."""
 
     def __init__(self) -> None:
         import sqlite3
 
         # "" names a private temporary database on disk (SQLite keeps a small page cache).
         self.db = sqlite3.connect("")
-        self.db.execute("CREATE TABLE facts (tbl TEXT, key TEXT, value BLOB, PRIMARY KEY (tbl, key)) WITHOUT ROWID")
-        self.db.execute("CREATE TABLE multimap (tbl TEXT, key TEXT, number INTEGER)")
-        self.db.execute("CREATE INDEX multimap_key ON multimap (tbl, key)")
+        self.execute("CREATE TABLE facts (tbl TEXT, key TEXT, value BLOB, PRIMARY KEY (tbl, key)) WITHOUT ROWID")
+        self.execute("CREATE TABLE multimap (tbl TEXT, key TEXT, number INTEGER)")
+        self.execute("CREATE INDEX multimap_key ON multimap (tbl, key)")
+
+    def execute(self, statement: str, values: tuple[Any, ...] = ()) -> Any:
+        import sqlite3
+
+        try:
+            return self.db.execute(statement, values)
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot keep the input's facts in a temporary database ({exc}): make the"
+                               " temporary folder (TMPDIR) writable, with free space") from None
 
     def put(self, table: str, key: Any, value: Any) -> None:
-        self.db.execute("INSERT OR REPLACE INTO facts VALUES (?, ?, ?)", (table, _key(key), _pickle(value)))
+        self.execute("INSERT OR REPLACE INTO facts VALUES (?, ?, ?)", (table, _key(key), _pickle(value)))
 
     def put_first(self, table: str, key: Any, value: Any) -> None:
-        self.db.execute("INSERT OR IGNORE INTO facts VALUES (?, ?, ?)", (table, _key(key), _pickle(value)))
+        self.execute("INSERT OR IGNORE INTO facts VALUES (?, ?, ?)", (table, _key(key), _pickle(value)))
 
     def get(self, table: str, key: Any) -> Any:
-        row = self.db.execute("SELECT value FROM facts WHERE tbl = ? AND key = ?", (table, _key(key))).fetchone()
+        row = self.execute("SELECT value FROM facts WHERE tbl = ? AND key = ?", (table, _key(key))).fetchone()
         return None if row is None else pickle.loads(row[0])
 
     def has(self, table: str, key: Any) -> bool:
-        row = self.db.execute("SELECT 1 FROM facts WHERE tbl = ? AND key = ?", (table, _key(key))).fetchone()
+        row = self.execute("SELECT 1 FROM facts WHERE tbl = ? AND key = ?", (table, _key(key))).fetchone()
         return row is not None
 
     def append(self, table: str, key: Any, number: int) -> None:
-        self.db.execute("INSERT INTO multimap VALUES (?, ?, ?)", (table, _key(key), number))
+        self.execute("INSERT INTO multimap VALUES (?, ?, ?)", (table, _key(key), number))
 
     def numbers(self, table: str, keys: Iterable[Any]) -> list[int]:
         found: set[int] = set()
         for key in keys:
-            rows = self.db.execute("SELECT number FROM multimap WHERE tbl = ? AND key = ?", (table, _key(key)))
+            rows = self.execute("SELECT number FROM multimap WHERE tbl = ? AND key = ?", (table, _key(key)))
             found.update(number for (number,) in rows)
         return sorted(found)
 

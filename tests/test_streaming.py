@@ -4,6 +4,7 @@ disk, reports written in pieces, and no garbage left for a paused collector."""
 from __future__ import annotations
 
 import gc
+import os
 import json
 from pathlib import Path
 from typing import Any
@@ -202,3 +203,21 @@ def test_without_a_temporary_folder_items_stay_in_memory(monkeypatch: pytest.Mon
     store: SortedSpill[int] = SortedSpill(lambda item: item, limit=2)
     store.extend([5, 3, 9, 1, 7])
     assert store.runs == [] and list(store) == [1, 3, 5, 7, 9]
+
+
+def test_a_temporary_folder_that_fails_the_database_is_one_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "pvc.yaml").write_text("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: ckpt\n",
+                                       encoding="utf-8")
+    # The facts move to disk from the first one, and the database refuses every statement.
+    code = ("import sqlite3, sys, kubegap_lint.facts as f; f.FACTS_IN_MEMORY = 0; real = sqlite3.connect;"
+            " sqlite3.connect = lambda name: (lambda db: (db.close(), db)[1])(real(name));"
+            " sys.argv = ['kubegap-lint', 'pvc.yaml']; from kubegap_lint.cli import main; main()")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        "kubegap-lint: cannot keep the input's facts in a temporary database (Cannot operate on a closed"
+        " database.): make the temporary folder (TMPDIR) writable, with free space"]
