@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from functools import lru_cache
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 

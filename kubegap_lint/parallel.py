@@ -30,11 +30,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any
 
+from kubegap_lint.estimate import Estimate
 from kubegap_lint.index import InputIndex
 from kubegap_lint.lint import Linter, LintResult
-from kubegap_lint.estimate import Estimate
 from kubegap_lint.model import Finding, InputError
-from kubegap_lint.read import InputFault, ReadStats, Resource, decode, read_chunk, split_lines
+from kubegap_lint.read import (
+    InputFault,
+    ReadStats,
+    Resource,
+    decode,
+    read_chunk,
+    split_lines,
+)
 from kubegap_lint.scan import Chunk, split_documents
 from kubegap_lint.sources import Source, discover
 from kubegap_lint.spill import SortedSpill

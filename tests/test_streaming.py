@@ -4,8 +4,8 @@ disk, reports written in pieces, and no garbage left for a paused collector."""
 from __future__ import annotations
 
 import gc
-import os
 import json
+import os
 from pathlib import Path
 from typing import Any
 
