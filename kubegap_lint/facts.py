@@ -13,7 +13,6 @@ pickle.
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -94,7 +93,7 @@ class DiskFacts:
 
     def get(self, table: str, key: Any) -> Any:
         row = self.execute("SELECT value FROM facts WHERE tbl = ? AND key = ?", (table, _key(key))).fetchone()
-        return None if row is None else pickle.loads(row[0])
+        return None if row is None else _unpickle(row[0])
 
     def has(self, table: str, key: Any) -> bool:
         row = self.execute("SELECT 1 FROM facts WHERE tbl = ? AND key = ?", (table, _key(key))).fetchone()
@@ -123,4 +122,12 @@ def _key(key: Any) -> str:
 
 
 def _pickle(value: Any) -> bytes:
+    import pickle  # only a run with its facts on disk needs it
+
     return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _unpickle(data: bytes) -> Any:
+    import pickle
+
+    return pickle.loads(data)

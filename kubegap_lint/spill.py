@@ -13,9 +13,7 @@ items simply stay in memory.
 from __future__ import annotations
 
 import heapq
-import pickle
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, Generic, TypeVar
 
@@ -83,6 +81,9 @@ class SortedSpill(Generic[T]):
 
 
 def _write_run(items: Iterable[Any]) -> IO[bytes]:
+    import pickle  # here, not at the top: most runs never spill, and start-up counts
+    import tempfile
+
     handle = tempfile.TemporaryFile(prefix="kubegap-lint-")
     batch: list[Any] = []
     for item in items:
@@ -98,6 +99,8 @@ def _write_run(items: Iterable[Any]) -> IO[bytes]:
 
 def _read_run(handle: IO[bytes]) -> Iterator[Any]:
     """The items of one run; reads from its own position so that runs can be read in turns."""
+    import pickle
+
     offset = 0
     while True:
         handle.seek(offset)

@@ -199,7 +199,9 @@ def test_without_a_temporary_folder_items_stay_in_memory(monkeypatch: pytest.Mon
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise OSError(30, "Read-only file system")
 
-    monkeypatch.setattr(spill.tempfile, "TemporaryFile", refuse)
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
     store: SortedSpill[int] = SortedSpill(lambda item: item, limit=2)
     store.extend([5, 3, 9, 1, 7])
     assert store.runs == [] and list(store) == [1, 3, 5, 7, 9]
