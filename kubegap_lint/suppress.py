@@ -11,6 +11,9 @@ that matches counts as used):
 - baseline: findings recorded by `kubegap-lint baseline create`.
 Suppressed findings are kept (JSON and SARIF show them); only the counts ignore them.
 KG005 unused-suppression and KG006 invalid-suppression are this stage's own findings.
+The stage works a finding at a time (`Suppressor.apply`, as each is made); the baseline,
+which takes the first N findings of a fingerprint in report order, is applied as the sorted
+findings are read (`apply_baseline`).
 """
 
 from __future__ import annotations
