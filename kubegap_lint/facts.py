@@ -30,12 +30,14 @@ class MemoryFacts:
         self.count = 0
 
     def put(self, table: str, key: Any, value: Any) -> None:
-        self.tables.setdefault(table, {})[key] = value
-        self.count += 1
+        values = self.tables.setdefault(table, {})
+        self.count += key not in values
+        values[key] = value
 
     def put_first(self, table: str, key: Any, value: Any) -> None:
-        self.tables.setdefault(table, {}).setdefault(key, value)
-        self.count += 1
+        values = self.tables.setdefault(table, {})
+        self.count += key not in values
+        values.setdefault(key, value)
 
     def get(self, table: str, key: Any) -> Any:
         return self.tables.get(table, {}).get(key)

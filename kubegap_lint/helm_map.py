@@ -133,8 +133,8 @@ class TemplateMapper:
     def __init__(self, chart_dirs: Iterable[str] = ()) -> None:
         self.chart_dirs = list(chart_dirs)
         self._charts: ChartIndex | None = None
-        self.documents: dict[tuple[str, str, str], array[int]] = {}  # compact: 8 bytes a document
-        self._sorted: dict[tuple[str, str, str], list[int]] = {}  # filled once mapping starts
+        # Ascending document numbers (resources are noted in reading order): 8 bytes each.
+        self.documents: dict[tuple[str, str, str], array[int]] = {}
 
     def note(self, resource: Resource) -> None:
         if resource.helm_source is not None:
@@ -144,10 +144,7 @@ class TemplateMapper:
 
     def _rank(self, path: str, template: str, kind: str, document: int) -> tuple[int, int]:
         """The document's rank among its group, and the group's size."""
-        key = (path, template, kind)
-        unique = self._sorted.get(key)
-        if unique is None:
-            unique = self._sorted[key] = sorted(set(self.documents.get(key, ())))
+        unique = self.documents.get((path, template, kind), array("q"))
         position = bisect.bisect_left(unique, document)
         if position == len(unique) or unique[position] != document:
             return 0, 1

@@ -31,10 +31,6 @@ class Tally:
     by_severity: dict[Severity, int]
     suppressed: int
 
-    @property
-    def total(self) -> int:
-        return sum(self.by_severity.values()) + self.suppressed
-
 
 @dataclass
 class LintResult:
