@@ -407,12 +407,15 @@ def _error_message(exc: Exception) -> str:
     return " ".join(text.split())
 
 
-def _hint(chunk: Chunk, where: Position) -> str:
-    """What to do, for the faults whose parser message does not say it (a tab loses its quote)."""
+def _hint(chunk: Chunk, where: Position, message: str) -> str:
+    """What to do, for the faults whose parser message does not say it (a tab loses its quote;
+    an unclosed quote is reported as the end of the document)."""
     lines = chunk.text.split("\n")
     index = where.line - 1 - chunk.first_line
     if 0 <= index < len(lines) and lines[index][where.column - 1 : where.column] == "\t":
         return "; a tab cannot indent YAML: use spaces"
+    if "end of stream" in message and "quoted scalar" in message:
+        return "; the quote that opens here is never closed"
     return ""
 
 
@@ -433,7 +436,8 @@ def parse_chunk(chunk: Chunk) -> ParsedDocument:
         node = _compose(chunk.text)
     except Exception as exc:  # the C parser raises several error types; all are input faults
         where = _error_position(exc, chunk, fallback)
-        problem = ParseProblem("yaml-syntax-error", _error_message(exc) + _hint(chunk, where), where)
+        message = _error_message(exc)
+        problem = ParseProblem("yaml-syntax-error", message + _hint(chunk, where, message), where)
         return ParsedDocument(None, walker.index, fallback, [problem])
     if node is None:
         return ParsedDocument(None, walker.index, fallback, [])

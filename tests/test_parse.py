@@ -86,3 +86,10 @@ def test_a_tab_used_for_indentation_says_what_to_do() -> None:
     (doc,) = _parse("a:\n\tb: 1\n")
     assert doc.problems[0].position == Position(2, 1)
     assert doc.problems[0].message.endswith("; a tab cannot indent YAML: use spaces")
+
+
+def test_an_unclosed_quote_says_where_it_opens() -> None:
+    (doc,) = _parse('metadata:\n  name: "x\nspec: {}\n')
+    assert doc.problems[0].position == Position(2, 9)
+    assert doc.problems[0].message == ("found unexpected end of stream (while scanning a quoted scalar);"
+                                       " the quote that opens here is never closed")
