@@ -4,7 +4,7 @@
     python bench/baselines.py json FILE.jsonl   # json.loads of every line
     python bench/baselines.py imports           # the bare import line start-up is compared with
 
-`cparser` drives the C parser directly, as `kubegap_lint/parse.py` does, with ruamel's
+`cparser` drives the C parser directly, as `kubegap_lint/input/parse.py` does, with ruamel's
 `Resolver` mixed in and ruamel's own node classes: what "compose_all with the C parser" costs.
 """
 

@@ -146,9 +146,9 @@ def write_stream(path: Path, megabytes: int) -> int:
 
 
 def run(path: Path, keep_all: bool) -> tuple[float, float]:
-    code = "from kubegap_lint.cli import main; main()"
+    code = "from kubegap_lint.cli.main import main; main()"
     if keep_all:
-        code = "import kubegap_lint.stream as s; s.PendingWorkloads.__init__.__defaults__ = (1 << 62,); " + code
+        code = "import kubegap_lint.input.stream as s; s.PendingWorkloads.__init__.__defaults__ = (1 << 62,); " + code
     env = dict(os.environ, PYTHONPATH=str(REPO))
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", code, "--format", "json", "-o", os.devnull, str(path)],

@@ -1,4 +1,4 @@
-from kubegap_lint.cli import main
+from kubegap_lint.cli.main import main
 
 if __name__ == "__main__":
     main()

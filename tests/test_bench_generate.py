@@ -7,8 +7,8 @@ import json
 from collections import Counter
 
 from conftest import load_bench_generator
-from kubegap_lint.parse import parse_chunk
-from kubegap_lint.scan import split_documents
+from kubegap_lint.input.parse import parse_chunk
+from kubegap_lint.input.scan import split_documents
 
 
 

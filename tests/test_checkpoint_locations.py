@@ -3,9 +3,9 @@ values, and the mount that covers each of them."""
 
 from __future__ import annotations
 
-from kubegap_lint.lint import Linter
-from kubegap_lint.settings import Settings
-from kubegap_lint.views import covering_mount, path_values
+from kubegap_lint.engine.run import Linter
+from kubegap_lint.config.settings import Settings
+from kubegap_lint.workloads.views import covering_mount, path_values
 
 
 def test_path_values_reads_flags_scripts_and_skips_urls() -> None:

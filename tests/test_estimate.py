@@ -6,7 +6,7 @@ import json
 
 from conftest import run_cli
 
-from kubegap_lint.estimate import interval_text
+from kubegap_lint.engine.estimate import interval_text
 
 JOB = """
 apiVersion: kubeflow.org/v1

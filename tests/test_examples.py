@@ -1,7 +1,7 @@
 """Every policy's examples: bad files must produce exactly the annotated findings, at the
 annotated lines; good files must produce none. Each workload policy runs alone, so one
 policy's examples never depend on another's; the input rules about suppressions run with the
-default set, since they judge the other rules' findings (kubegap_lint.expectations)."""
+default set, since they judge the other rules' findings (kubegap_lint.catalog.expectations)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import EXAMPLES
-from kubegap_lint.expectations import check_example, example_folders, example_selection
+from kubegap_lint.catalog.expectations import check_example, example_folders, example_selection
 
 POLICY_DIRS = example_folders(EXAMPLES)
 CASES = [(d, f) for d in POLICY_DIRS for f in sorted(d.glob("*.yaml"))]
@@ -22,7 +22,7 @@ def _policy_id(folder: Path) -> str:
 
 @pytest.mark.parametrize("folder,path", CASES, ids=[f"{d.name}/{f.name}" for d, f in CASES])
 def test_example(folder: Path, path: Path, linter_factory) -> None:
-    from kubegap_lint.catalog import load_catalog
+    from kubegap_lint.catalog.policies import load_catalog
 
     rule = _policy_id(folder)
     policy = load_catalog().find(rule)
@@ -34,7 +34,7 @@ def test_example(folder: Path, path: Path, linter_factory) -> None:
 
 
 def test_every_policy_has_good_and_bad_examples() -> None:
-    from kubegap_lint.catalog import load_catalog
+    from kubegap_lint.catalog.policies import load_catalog
 
     catalog = load_catalog()
     folders = {d.name: d for d in POLICY_DIRS}

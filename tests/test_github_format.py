@@ -53,7 +53,7 @@ def test_input_errors_are_error_commands() -> None:
 def test_suppressed_findings_are_not_annotated(linter_factory) -> None:
     import dataclasses
 
-    from kubegap_lint.model import Suppression
+    from kubegap_lint.core.model import Suppression
     from kubegap_lint.report.github import render_github
     from kubegap_lint.report.sarif_paths import UriMapper
 

@@ -160,7 +160,7 @@ def test_a_hundred_thousand_levels_do_not_crash_the_process(tmp_path: Path) -> N
 
 
 def test_data_at_the_depth_limit_goes_through_views_jmespath_and_reports(linter_factory, tmp_path: Path) -> None:
-    from kubegap_lint.limits import MAX_DEPTH
+    from kubegap_lint.input.limits import MAX_DEPTH
     from kubegap_lint.report.jsonfmt import render_json
     from kubegap_lint.report.text import render_text
 
@@ -177,8 +177,7 @@ def test_data_at_the_depth_limit_goes_through_views_jmespath_and_reports(linter_
 
 
 def test_document_over_the_size_limit_is_refused(linter_factory, tmp_path: Path, monkeypatch) -> None:
-    from kubegap_lint import scan
-
+    from kubegap_lint.input import scan
     monkeypatch.setattr(scan, "MAX_DOCUMENT_CHARS", 1000)
     monkeypatch.setattr(scan.split_documents, "__defaults__", (1000,))
     big = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n" + "".join(f"  k{i}: v\n" for i in range(200))
@@ -190,7 +189,7 @@ def test_document_over_the_size_limit_is_refused(linter_factory, tmp_path: Path,
 
 
 def test_the_real_size_limit_is_documented() -> None:
-    from kubegap_lint.limits import MAX_DEPTH, MAX_DOCUMENT_CHARS
+    from kubegap_lint.input.limits import MAX_DEPTH, MAX_DOCUMENT_CHARS
 
     doc = (Path(__file__).parent.parent / "docs" / "robustness.md").read_text()
     assert f"{MAX_DOCUMENT_CHARS // 2**20} MiB" in doc and f"{MAX_DEPTH} levels" in doc
@@ -221,7 +220,7 @@ def test_unreadable_file_is_reported_and_the_rest_linted(linter_factory, tmp_pat
             raise PermissionError(13, "Permission denied")
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr("kubegap_lint.lint.open", deny, raising=False)
+    monkeypatch.setattr("kubegap_lint.engine.run.open", deny, raising=False)
     result = linter_factory(None).lint_paths([str(tmp_path)])
     assert [(e.path.endswith("a.yaml"), e.message) for e in result.errors] == [(True, "cannot be read: Permission denied")]
     assert {Path(f.location.path).name for f in result.findings} == {"b.yaml"}
@@ -229,8 +228,7 @@ def test_unreadable_file_is_reported_and_the_rest_linted(linter_factory, tmp_pat
 
 
 def test_unreadable_folder_is_reported(tmp_path: Path, monkeypatch) -> None:
-    from kubegap_lint import sources
-
+    from kubegap_lint.input import sources
     (tmp_path / "locked").mkdir()
     (tmp_path / "ok.yaml").write_text(CONFIG_MAP)
     real_scandir = os.scandir
@@ -247,7 +245,7 @@ def test_unreadable_folder_is_reported(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_file_vanishing_during_the_run(linter_factory, tmp_path: Path) -> None:
-    from kubegap_lint.sources import discover
+    from kubegap_lint.input.sources import discover
 
     (tmp_path / "gone.yaml").write_text(GPU_JOB)
     (tmp_path / "stays.yaml").write_text(GPU_JOB)
@@ -283,8 +281,7 @@ def test_a_folder_of_twenty_thousand_files(tmp_path: Path) -> None:
 def test_streaming_second_pass_finds_the_same(linter_factory, tmp_path: Path, monkeypatch, budget: int) -> None:
     # Past the budget, workloads are read again at the end; the findings must not change,
     # wherever the budget runs out (before the first workload, inside a List, half-way).
-    from kubegap_lint import stream
-
+    from kubegap_lint.input import stream
     items = "".join("  - " + GPU_JOB.replace("name: train", f"name: train-{n}").replace("\n", "\n    ").rstrip()
                     + "\n" for n in range(3))
     (tmp_path / "list.yaml").write_text("apiVersion: v1\nkind: List\nitems:\n" + items, encoding="utf-8")
@@ -303,9 +300,9 @@ def test_stdin_is_read_again_for_the_second_pass(monkeypatch) -> None:
     env = {"KUBEGAP_TEST_RETAIN": "0"}
     text = (GPU_JOB + "---\n") * 3
     normal = run_cli("--format", "json", "-", stdin=text.encode())
-    code = ("import sys, kubegap_lint.stream as s; s.PendingWorkloads.__init__.__defaults__ = (0,);"
+    code = ("import sys, kubegap_lint.input.stream as s; s.PendingWorkloads.__init__.__defaults__ = (0,);"
             " sys.argv = ['kubegap-lint', '--format', 'json', '-'];"
-            " from kubegap_lint.cli import main; main()")
+            " from kubegap_lint.cli.main import main; main()")
     import subprocess
     import sys
 
@@ -371,15 +368,15 @@ help: |
 
 
 def load_with(tmp_path: Path, violation: str, params: dict | None = None):
-    from kubegap_lint.lint import Linter
-    from kubegap_lint.settings import Settings
+    from kubegap_lint.engine.run import Linter
+    from kubegap_lint.config.settings import Settings
 
     (tmp_path / "KG900-test-policy.yaml").write_text(POLICY.replace("VIOLATION", violation))
     return Linter(Settings(policy_dirs=[tmp_path], select=["KG900"], params=params or {}))
 
 
 def test_jmespath_that_does_not_compile_names_file_and_line(tmp_path: Path) -> None:
-    from kubegap_lint.errors import DataFileError
+    from kubegap_lint.core.errors import DataFileError
 
     with pytest.raises(DataFileError) as caught:
         load_with(tmp_path, "'containers[?'")
@@ -388,7 +385,7 @@ def test_jmespath_that_does_not_compile_names_file_and_line(tmp_path: Path) -> N
 
 
 def test_policy_field_of_the_wrong_type(tmp_path: Path) -> None:
-    from kubegap_lint.errors import DataFileError
+    from kubegap_lint.core.errors import DataFileError
 
     with pytest.raises(DataFileError) as caught:
         load_with(tmp_path, "[1, 2]")
@@ -397,7 +394,7 @@ def test_policy_field_of_the_wrong_type(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("pattern", ["(a+)+$", "(x|xy)*z", "(\\\\s*a?)*b"])
 def test_catastrophic_patterns_are_refused(pattern: str, tmp_path: Path) -> None:
-    from kubegap_lint.errors import DataFileError
+    from kubegap_lint.core.errors import DataFileError
 
     with pytest.raises(DataFileError) as caught:
         load_with(tmp_path, f"\"match('{pattern}', name)\"")
@@ -410,7 +407,7 @@ def test_catastrophic_patterns_are_refused(pattern: str, tmp_path: Path) -> None
 def test_computed_patterns_are_checked_when_used() -> None:
     import jmespath
 
-    from kubegap_lint.functions import MAX_MATCH_SUBJECT, PolicyFunctions
+    from kubegap_lint.catalog.functions import MAX_MATCH_SUBJECT, PolicyFunctions
 
     options = jmespath.Options(custom_functions=PolicyFunctions({}))
     start = time.perf_counter()
@@ -435,9 +432,9 @@ def test_cli_turns_a_bad_policy_into_exit_2_without_traceback(tmp_path: Path) ->
     from conftest import REPO
 
     (tmp_path / "KG900-test-policy.yaml").write_text(POLICY.replace("VIOLATION", "\"match('(a+)+', name)\""))
-    code = ("import sys, pathlib, kubegap_lint.catalog as catalog; load = catalog.load_catalog;"
+    code = ("import sys, pathlib, kubegap_lint.catalog.policies as catalog; load = catalog.load_catalog;"
             f" catalog.load_catalog = lambda dirs=(), **kw: load([pathlib.Path({str(tmp_path)!r})], **kw);"
-            " sys.argv = ['kubegap-lint', '-']; from kubegap_lint.cli import main; main()")
+            " sys.argv = ['kubegap-lint', '-']; from kubegap_lint.cli.main import main; main()")
     proc = subprocess.run([sys.executable, "-c", code], input=GPU_JOB.encode(), capture_output=True,
                           cwd=str(REPO), env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
     err = proc.stderr.decode()

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS, REPO
-from kubegap_lint.catalog import load_catalog
-from kubegap_lint.envnames import load_env_names
-from kubegap_lint.functions import PolicyFunctions
+from kubegap_lint.catalog.policies import load_catalog
+from kubegap_lint.catalog.envnames import load_env_names
+from kubegap_lint.catalog.functions import PolicyFunctions
 
 EXAMPLES = REPO / "examples"
 
@@ -86,7 +86,7 @@ def test_the_name_list_reaches_the_policies_with_its_hints() -> None:
 
 
 def test_a_broken_name_file_is_a_clear_error(tmp_path: Path) -> None:
-    from kubegap_lint.errors import DataFileError
+    from kubegap_lint.core.errors import DataFileError
 
     bad = tmp_path / "nccl-env-names.yaml"
     bad.write_text("groups:\n  - id: x\n    source: somewhere\n    names: [nccl_lower]\n")

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS, EXAMPLES, load_bench_generator, run_cli
-from kubegap_lint import parallel
+from kubegap_lint.engine import parallel
 from kubegap_lint.report.jsonfmt import render_json
-from kubegap_lint.sources import discover
+from kubegap_lint.input.sources import discover
 
 
 

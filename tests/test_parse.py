@@ -1,6 +1,6 @@
-from kubegap_lint.model import Position
-from kubegap_lint.parse import parse_chunk
-from kubegap_lint.scan import split_documents
+from kubegap_lint.core.model import Position
+from kubegap_lint.input.parse import parse_chunk
+from kubegap_lint.input.scan import split_documents
 
 
 def _parse(text: str):
@@ -72,7 +72,7 @@ def test_alias_bomb_is_refused() -> None:
 def test_deep_nesting_does_not_recurse(monkeypatch) -> None:
     # Past limits.MAX_DEPTH a document is refused (KG007); lift the guard to show that the
     # walker itself has no depth limit.
-    monkeypatch.setattr("kubegap_lint.limits.may_be_too_deep", lambda text: False)
+    monkeypatch.setattr("kubegap_lint.input.limits.may_be_too_deep", lambda text: False)
     depth = 5000
     text = "a: " + "[" * depth + "]" * depth + "\n"
     (doc,) = _parse(text)

@@ -23,8 +23,8 @@ SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
 
 @pytest.fixture(scope="module")
 def linter():
-    from kubegap_lint.lint import Linter
-    from kubegap_lint.settings import Settings
+    from kubegap_lint.engine.run import Linter
+    from kubegap_lint.config.settings import Settings
 
     return Linter(Settings(select=[p.id for p in Linter().catalog.policies]))
 

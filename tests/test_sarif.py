@@ -206,7 +206,7 @@ def test_driver_rules_help_and_properties() -> None:
     log, _ = sarif_of(str(GPU_JOB.relative_to(REPO)))
     driver = log["runs"][0]["tool"]["driver"]
     from kubegap_lint import __version__
-    from kubegap_lint.catalog import load_catalog
+    from kubegap_lint.catalog.policies import load_catalog
 
     catalog = load_catalog()
     enabled = [p for p in catalog.policies if p.enabled]
@@ -257,7 +257,7 @@ def test_incident_taxonomy_and_rule_relationships() -> None:
     assert run["tool"]["driver"]["supportedTaxonomies"] == [{"name": taxonomy["name"], "index": 0}]
     taxa = taxonomy["taxa"]
     assert [t["id"] for t in taxa] == sorted(t["id"] for t in taxa)
-    from kubegap_lint.catalog import load_catalog
+    from kubegap_lint.catalog.policies import load_catalog
 
     catalog = load_catalog()
     for rule in run["tool"]["driver"]["rules"]:
@@ -425,7 +425,7 @@ def _render(result: Any, root: Path = REPO, **kwargs: Any) -> dict[str, Any]:
 
 
 def test_suppressed_findings_stay_with_their_justification(linter_factory: Any) -> None:
-    from kubegap_lint.model import Suppression
+    from kubegap_lint.core.model import Suppression
 
     result = _result(linter_factory, GPU_JOB)
     suppressed = dataclasses.replace(result.findings[0], suppression=Suppression(
@@ -447,7 +447,7 @@ def test_suppressed_findings_stay_with_their_justification(linter_factory: Any) 
 
 
 def test_rendered_output_location_is_a_related_location(linter_factory: Any, tmp_path: Path) -> None:
-    from kubegap_lint.model import Location
+    from kubegap_lint.core.model import Location
 
     result = _result(linter_factory, GPU_JOB)
     template = "examples/KG501-gpu-shm-default/bad-training-no-shm.yaml"  # stands in for a chart template
@@ -514,7 +514,7 @@ def test_a_log_too_large_once_gzipped_is_cut(linter_factory: Any) -> None:
 def test_cli_says_on_stderr_when_results_are_cut(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from kubegap_lint.cli import cli
+    from kubegap_lint.cli.main import cli
     from kubegap_lint.report import sarif_limits
 
     monkeypatch.setattr(sarif_limits, "GITHUB_LIMITS", sarif_limits.Limits(max_results=1))
@@ -556,8 +556,8 @@ def test_sarif_does_not_write_the_linted_files(tmp_path: Path) -> None:
 
 
 def test_a_users_own_policy_has_no_help_uri_into_our_docs(tmp_path: Path) -> None:
-    from kubegap_lint.lint import Linter
-    from kubegap_lint.settings import Settings
+    from kubegap_lint.engine.run import Linter
+    from kubegap_lint.config.settings import Settings
 
     text = (REPO / "policies" / "KG501-gpu-shm-default.yaml").read_text()
     (tmp_path / "KG901-team-shm.yaml").write_text(text.replace("id: KG501", "id: KG901")

@@ -1,4 +1,4 @@
-from kubegap_lint.scan import split_documents
+from kubegap_lint.input.scan import split_documents
 
 
 def _chunks(text: str):

@@ -7,7 +7,7 @@ import shlex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubegap_lint.shellwords import split
+from kubegap_lint.workloads.shellwords import split
 
 
 def _outcome(function, text: str) -> tuple[str, object]:

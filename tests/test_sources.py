@@ -1,7 +1,7 @@
 import os
 from pathlib import Path
 
-from kubegap_lint.sources import discover
+from kubegap_lint.input.sources import discover
 
 
 def test_walk_is_sorted_recursive_and_skips_hidden(tmp_path: Path) -> None:

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, run_cli
-from kubegap_lint import catalog as catalog_module
-from kubegap_lint import validcache
-from kubegap_lint.catalog import load_catalog
-from kubegap_lint.errors import DataFileError
-from kubegap_lint.kinds import load_kind_table
+from kubegap_lint.catalog import policies as catalog_module
+from kubegap_lint.catalog import validcache
+from kubegap_lint.catalog.policies import load_catalog
+from kubegap_lint.core.errors import DataFileError
+from kubegap_lint.workloads.kinds import load_kind_table
 
 CLEAN = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: '1'\n"
 
@@ -94,7 +94,7 @@ def test_warm_start_imports_no_jsonschema_and_prints_the_same(tmp_path) -> None:
     probe = subprocess.run(
         [sys.executable, "-c",
          "import sys; sys.argv=['kubegap-lint', sys.argv[1]];"
-         "import kubegap_lint.cli as c\ntry:\n c.main()\nexcept SystemExit:\n pass\n"
+         "import kubegap_lint.cli.main as c\ntry:\n c.main()\nexcept SystemExit:\n pass\n"
          "print('jsonschema' in sys.modules, file=sys.stderr)", str(manifest)],
         capture_output=True, text=True, cwd=str(REPO),
         env={**os.environ, "PYTHONPATH": str(REPO), **env},

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubegap_lint import spill
-from kubegap_lint.index import InputIndex, selector_matches
-from kubegap_lint.lint import Linter
-from kubegap_lint.settings import Settings
-from kubegap_lint.spill import SortedSpill
+from kubegap_lint.store import spill
+from kubegap_lint.workloads.index import InputIndex, selector_matches
+from kubegap_lint.engine.run import Linter
+from kubegap_lint.config.settings import Settings
+from kubegap_lint.store.spill import SortedSpill
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -63,8 +63,7 @@ def _reports(linter: Linter, paths: list[str]) -> dict[str, str]:
 
 
 def test_reports_are_the_same_bytes_when_findings_and_facts_spill(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kubegap_lint import facts
-
+    from kubegap_lint.store import facts
     paths = [str(EXAMPLES)]
     linter = Linter(Settings())
     in_memory = _reports(linter, paths)
@@ -77,7 +76,7 @@ def test_reports_are_the_same_bytes_when_findings_and_facts_spill(monkeypatch: p
 
 
 def test_json_written_in_pieces_is_what_one_dump_gives() -> None:
-    from kubegap_lint.model import InputError
+    from kubegap_lint.core.model import InputError
     from kubegap_lint.report.jsonfmt import json_pieces
 
     linter = Linter(Settings())
@@ -128,7 +127,7 @@ selectors = st.one_of(
 def test_budget_lookup_finds_what_testing_every_budget_finds(
         budgets: list[tuple[dict[str, Any] | None, str | None]], pod_labels: dict[str, str],
         namespace: str | None) -> None:
-    from kubegap_lint.index import DisruptionBudget
+    from kubegap_lint.workloads.index import DisruptionBudget
 
     every = [DisruptionBudget(f"pdb-{number}", budget_namespace, selector, 1, None, "p.yaml", number)
              for number, (selector, budget_namespace) in enumerate(budgets)]
@@ -167,8 +166,8 @@ def test_memory_does_not_grow_with_a_stream_of_workloads(monkeypatch: pytest.Mon
     findings holds no cross-resource facts, which do grow."""
     import tracemalloc
 
-    from kubegap_lint import stream
-    from kubegap_lint.parallel import collector_paused
+    from kubegap_lint.input import stream
+    from kubegap_lint.engine.parallel import collector_paused
 
     job = (EXAMPLES / "KG303-nccl-flight-recorder-off" / "bad-torchrun-job.yaml").read_text(encoding="utf-8")
     monkeypatch.setattr(stream.PendingWorkloads.__init__, "__defaults__", (len(job) + 100,))
@@ -214,9 +213,9 @@ def test_a_temporary_folder_that_fails_the_database_is_one_line(tmp_path: Path) 
     (tmp_path / "pvc.yaml").write_text("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: ckpt\n",
                                        encoding="utf-8")
     # The facts move to disk from the first one, and the database refuses every statement.
-    code = ("import sqlite3, sys, kubegap_lint.facts as f; f.FACTS_IN_MEMORY = 0; real = sqlite3.connect;"
+    code = ("import sqlite3, sys, kubegap_lint.store.facts as f; f.FACTS_IN_MEMORY = 0; real = sqlite3.connect;"
             " sqlite3.connect = lambda name: (lambda db: (db.close(), db)[1])(real(name));"
-            " sys.argv = ['kubegap-lint', 'pvc.yaml']; from kubegap_lint.cli import main; main()")
+            " sys.argv = ['kubegap-lint', 'pvc.yaml']; from kubegap_lint.cli.main import main; main()")
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 2

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import EXAMPLES, GPU_JOB, run_cli
-from kubegap_lint.lint import Linter, LintResult
-from kubegap_lint.settings import Exemption, Settings
-from kubegap_lint.suppress import parse_inline, split_entries
+from kubegap_lint.engine.run import Linter, LintResult
+from kubegap_lint.config.settings import Exemption, Settings
+from kubegap_lint.suppress.suppressor import parse_inline, split_entries
 
 CUSTOM = EXAMPLES / "custom-policy" / "policies"
 
@@ -353,8 +353,8 @@ def test_baseline_reports_only_new_findings(tmp_path: Path) -> None:
 def test_baseline_counts_repeated_fingerprints() -> None:
     from collections import Counter
 
-    from kubegap_lint.fingerprint import fingerprint
-    from kubegap_lint.suppress import apply_baseline
+    from kubegap_lint.suppress.fingerprint import fingerprint
+    from kubegap_lint.suppress.suppressor import apply_baseline
 
     findings = lint(GPU_JOB, select=["KG201"]).findings
     twice = findings + findings

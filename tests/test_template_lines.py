@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubegap_lint.template_lines import locate, scan_template
+from kubegap_lint.helm.template_lines import locate, scan_template
 
 DEPLOYMENT = """\
 {{- if .Values.enabled }}

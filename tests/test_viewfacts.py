@@ -1,4 +1,4 @@
-"""The resilience facts added to workload views (kubegap_lint/viewfacts.py): spreads,
+"""The resilience facts added to workload views (kubegap_lint/workloads/viewfacts.py): spreads,
 disruption budgets, elastic launches, restart policies, accelerator requests and limits."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubegap_lint.lint import Linter
-from kubegap_lint.settings import Settings
-from kubegap_lint.viewfacts import (
+from kubegap_lint.engine.run import Linter
+from kubegap_lint.config.settings import Settings
+from kubegap_lint.workloads.viewfacts import (
     accelerator_mismatches,
     disruptions_allowed,
     selector_may_select,

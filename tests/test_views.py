@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kubegap_lint.lint import Linter
-from kubegap_lint.settings import Settings
+from kubegap_lint.engine.run import Linter
+from kubegap_lint.config.settings import Settings
 
 
 def _views(text: str) -> list[dict]:
@@ -222,7 +222,7 @@ spec: {replicas: 2, template: {metadata: {labels: {app: x}}, spec: {containers: 
 
 
 def test_explicit_torch_backend() -> None:
-    from kubegap_lint.views import torch_backend
+    from kubegap_lint.workloads.views import torch_backend
 
     assert torch_backend(["python", "train.py", "--backend", "gloo"]) == "gloo"
     assert torch_backend(["python", "train.py", "--dist-backend=NCCL"]) == "nccl"

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from kubegap_lint import __version__
-from kubegap_lint.fingerprint import fingerprint
-from kubegap_lint.lint import LintResult
-from kubegap_lint.model import Finding, Location, Severity
+from kubegap_lint.suppress.fingerprint import fingerprint
+from kubegap_lint.engine.run import LintResult
+from kubegap_lint.core.model import Finding, Location, Severity
 
 OUTPUT_VERSION = 1
 
@@ -54,7 +54,7 @@ def finding_dict(finding: Finding, catalog_incidents: dict[str, Any]) -> dict[st
 
 
 def _estimate_dicts(result: LintResult, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    from kubegap_lint.estimate import basis_text
+    from kubegap_lint.engine.estimate import basis_text
 
     reference = params.get("interruption_reference")
     if not reference:

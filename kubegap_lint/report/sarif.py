@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from kubegap_lint import __version__
-from kubegap_lint.catalog import Catalog, Incident, Policy
-from kubegap_lint.docs import anchor
-from kubegap_lint.errors import UsageError
-from kubegap_lint.fingerprint import fingerprint
-from kubegap_lint.lint import LintResult
-from kubegap_lint.model import Finding, InputError, Location, Severity
+from kubegap_lint.catalog.policies import Catalog, Incident, Policy
+from kubegap_lint.catalog.docs import anchor
+from kubegap_lint.core.errors import UsageError
+from kubegap_lint.suppress.fingerprint import fingerprint
+from kubegap_lint.engine.run import LintResult
+from kubegap_lint.core.model import Finding, InputError, Location, Severity
 from kubegap_lint.report import sarif_limits
 from kubegap_lint.report.sarif_json import dumps, sarif
 from kubegap_lint.report.sarif_limits import (
@@ -84,7 +84,7 @@ def first_paragraph(markdown: str) -> str:
 
 def rule_help_uri(policy: Policy) -> str | None:
     """The rule's section in docs/rules.md; None for a user's own policy, which has none there."""
-    from kubegap_lint.resources import policies_dir
+    from kubegap_lint.core.datapaths import policies_dir
 
     if Path(policy.path).resolve().parent != policies_dir().resolve():
         return None

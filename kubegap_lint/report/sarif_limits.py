@@ -8,7 +8,7 @@ import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from kubegap_lint.model import Finding
+from kubegap_lint.core.model import Finding
 
 
 @dataclass(frozen=True)

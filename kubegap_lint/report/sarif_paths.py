@@ -14,8 +14,8 @@ import subprocess
 from pathlib import Path
 from urllib.parse import quote
 
-from kubegap_lint.errors import UsageError
-from kubegap_lint.sources import STDIN_DISPLAY
+from kubegap_lint.core.errors import UsageError
+from kubegap_lint.input.sources import STDIN_DISPLAY
 
 
 def default_root(cwd: str | None = None) -> Path:

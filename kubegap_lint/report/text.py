@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kubegap_lint.lint import LintResult
-from kubegap_lint.model import Finding, Severity
+from kubegap_lint.engine.run import LintResult
+from kubegap_lint.core.model import Finding, Severity
 from kubegap_lint.report.sanitize import safe_text
 
 _COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.NOTE: "cyan"}
@@ -56,7 +56,7 @@ def summary_line(result: LintResult) -> str:
 
 def estimate_lines(result: LintResult, params: dict[str, Any]) -> Iterator[str]:
     """One line per multi-pod GPU training workload: how often to expect an interruption."""
-    from kubegap_lint.estimate import basis_text, interval_text
+    from kubegap_lint.engine.estimate import basis_text, interval_text
 
     reference = params.get("interruption_reference")
     if not reference:

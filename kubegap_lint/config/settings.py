@@ -1,0 +1,43 @@
+"""The settings one run uses, after configuration files and command-line options are merged.
+
+`config.py` builds them from files; the CLI overrides fields; `lint.py` only reads them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubegap_lint.workloads.kinds import KindRule
+from kubegap_lint.core.model import Severity
+
+
+@dataclass
+class Exemption:
+    """A configuration exemption: findings it matches are suppressed with its reason."""
+
+    rules: list[str]
+    reason: str
+    kinds: list[str] = field(default_factory=list)
+    namespaces: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    containers: list[str] = field(default_factory=list)
+    origin: tuple[str, int, int] | None = None  # (config file, line, column), for reports
+
+
+@dataclass
+class Settings:
+    select: list[str] | None = None  # ids or names; None means every enabled policy
+    ignore: list[str] = field(default_factory=list)
+    severity: dict[str, Severity] = field(default_factory=dict)  # id or name -> severity
+    params: dict[str, Any] = field(default_factory=dict)  # overrides of policies/params.yaml
+    exclude: list[str] = field(default_factory=list)
+    policy_dirs: list[Path] = field(default_factory=list)
+    workloads: list[KindRule] = field(default_factory=list)
+    fail_on: Severity = Severity.WARNING
+    baseline: Path | None = None
+    exemptions: list[Exemption] = field(default_factory=list)
+    source: str | None = None  # the configuration file these came from, if any
+    chart_dirs: list[str] = field(default_factory=list)  # where to find charts named by "# Source:"

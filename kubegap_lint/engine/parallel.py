@@ -1,0 +1,257 @@
+"""Lint a large input in worker processes, with the same result, byte for byte, as one process.
+
+Parsing is most of the work and needs nothing but the document, so it spreads well; the facts
+that cross resources (which PodDisruptionBudget selects a pod, the ConfigMaps behind `envFrom`,
+DRA claims) need the whole input. Two phases therefore, over workers that keep what they parsed:
+
+1. The parent reads every source and splits it into documents with the line scan (cheap),
+   then forks the workers. Each takes a contiguous run of documents (runs are balanced by
+   bytes, so one large stream is shared too, unless findings will move to chart templates,
+   which rank a document among its file's), parses them, and sends back the cross-resource
+   index of its part.
+2. The parent merges the parts in input order into the index of the whole input, as the
+   serial run would have built it, and sends it to every worker. Each builds the workload
+   views of its documents against that index, evaluates the policies, and sends back its
+   findings, errors and estimates, which the parent puts together in input order.
+
+Parsed documents never cross a process boundary (their positions are keyed by object
+identity); only indexes and findings do. Inline and annotation suppressions are local to a
+document and are applied in the workers. Where `fork` is not available, the input is small, or
+the run has configuration exemptions or a baseline (judged over all findings at once), the
+serial path runs instead. tests/test_parallel.py checks that both give the same output.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from typing import Any
+
+from kubegap_lint.engine.estimate import Estimate
+from kubegap_lint.workloads.index import InputIndex
+from kubegap_lint.engine.run import Linter, LintResult
+from kubegap_lint.core.model import Finding, InputError
+from kubegap_lint.input.read import (
+    InputFault,
+    ReadStats,
+    Resource,
+    decode,
+    read_chunk,
+    split_lines,
+)
+from kubegap_lint.input.scan import Chunk, split_documents
+from kubegap_lint.input.sources import Source, discover
+from kubegap_lint.store.spill import SortedSpill
+
+# Below this many bytes of input, forking and shipping findings back costs more than it saves.
+MIN_PARALLEL_BYTES = 1_000_000
+
+
+def _can_fork() -> bool:
+    import multiprocessing  # only when there may be work for it: it costs start-up time
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclass
+class _Unit:
+    """A contiguous run of one source's documents, linted by one worker."""
+
+    display: str
+    chunks: list[Chunk]
+    bad_lines: list[int]
+
+
+def _add_stats(total: ReadStats, part: ReadStats) -> None:
+    for item in fields(ReadStats):
+        setattr(total, item.name, getattr(total, item.name) + getattr(part, item.name))
+
+
+def _worker(linter: Linter, units: list[_Unit], conn: Any) -> None:
+    try:
+        parsed: list[tuple[list[Resource | InputFault], ReadStats]] = []
+        parts: list[tuple[InputIndex, ReadStats]] = []
+        for unit in units:
+            stats = ReadStats()
+            items: list[Resource | InputFault] = []
+            for chunk in unit.chunks:
+                items.extend(read_chunk(unit.display, chunk, stats, unit.bad_lines))
+            part = InputIndex()
+            for item in items:
+                if isinstance(item, Resource):
+                    part.add(item)
+            parsed.append((items, stats))
+            parts.append((part, stats))
+        conn.send(("indexed", parts))
+        index = conn.recv()
+        # One evaluation over the whole share: its documents are contiguous in input order, so
+        # errors and estimates come out in the order the serial run gives them.
+        everything = [item for items, _ in parsed for item in items]
+        result = linter._evaluate(everything, [], ReadStats(), False, index=index)
+        conn.send(("evaluated", [(result.findings, result.errors, result.workloads, result.estimates)]))
+        result.store.close()
+    except BaseException as exc:  # report and stop; the parent falls back to one process
+        try:
+            conn.send(("failed", f"{type(exc).__name__}: {exc}"))
+        except Exception:
+            pass
+    finally:
+        conn.close()
+
+
+def _needs_whole_input(linter: Linter) -> bool:
+    """Configuration exemptions and a baseline are judged over every finding of the run (a
+    baseline suppresses N findings of a fingerprint; an exemption that matched none is KG005)."""
+    settings = linter.settings
+    return bool(getattr(settings, "exemptions", None)) or getattr(settings, "baseline", None) is not None
+
+
+def _maps_to_charts(linter: Linter, units: list[_Unit]) -> bool:
+    """Will findings move to chart templates? Then a file's documents stay in one share: a
+    document is placed in its template by its rank among the file's documents of that template."""
+    sources = {c.helm_source for u in units for c in u.chunks if c.helm_source}
+    if not sources:
+        return False
+    from kubegap_lint.helm.mapping import ChartIndex
+
+    charts = ChartIndex(getattr(linter.settings, "chart_dirs", ()))
+    return any(charts.resolve(source) is not None for source in sorted(sources))
+
+
+def _split(units: list[_Unit], jobs: int, whole_files: bool = False) -> list[list[_Unit]]:
+    """Contiguous shares of the documents, in input order, of about equal bytes; with
+    `whole_files`, every file's documents in the share where the file starts."""
+    total = sum(len(c.text) for u in units for c in u.chunks)
+    shares: list[list[_Unit]] = [[] for _ in range(jobs)]
+    done = 0
+    for unit in units:
+        start = done
+        for chunk in unit.chunks:
+            share = shares[min(jobs - 1, (start if whole_files else done) * jobs // max(total, 1))]
+            if share and share[-1].display == unit.display and share[-1].bad_lines is unit.bad_lines:
+                share[-1].chunks.append(chunk)
+            else:
+                share.append(_Unit(unit.display, [chunk], unit.bad_lines))
+            done += len(chunk.text)
+    return [share for share in shares if share]
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a run builds its data.
+
+    A lint allocates millions of small dicts, lists and tuples that stay alive until the run
+    ends; each collection walks all of them again, which took a third of a large lint. The data
+    holds no reference cycles (parsed documents are trees; an alias loop is one small cycle that
+    lives as long as its document), so reference counting frees everything the collector would.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def lint_sources(linter: Linter, sources: list[Source], errors: list[InputError] | None = None,
+                 jobs: int = 0) -> LintResult:
+    """Like `Linter.lint_sources`, in `jobs` processes (0: one per CPU) when the input is large."""
+    jobs = jobs or default_jobs()
+    with collector_paused():  # the forked workers inherit the paused collector
+        if jobs > 1:
+            result = _lint_parallel(linter, sources, list(errors or []), jobs)
+            if result is not None:
+                return result
+        return linter.lint_sources(sources, errors)
+
+
+def lint_paths(linter: Linter, paths: Iterable[str], jobs: int = 0) -> LintResult:
+    sources, errors = discover(paths, linter.settings.exclude)
+    return lint_sources(linter, sources, errors, jobs)
+
+
+def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputError], jobs: int) -> LintResult | None:
+    stats = ReadStats()
+    units: list[_Unit] = []
+    size = 0
+    for source in sources:
+        try:
+            raw = source.read_bytes()
+        except OSError as exc:
+            errors.append(InputError(source.display, f"cannot be read: {exc.strerror or exc}"))
+            continue
+        stats.files += 1
+        size += len(raw)
+        text, bad_lines = decode(raw)
+        units.append(_Unit(source.display, list(split_documents(split_lines(text))), sorted(bad_lines)))
+    if size < MIN_PARALLEL_BYTES or _needs_whole_input(linter):
+        return _serial(linter, units, errors, stats)
+    shares = _split(units, jobs, whole_files=_maps_to_charts(linter, units))
+    if len(shares) < 2 or not _can_fork():
+        return _serial(linter, units, errors, stats)
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    workers = []
+    try:
+        for share in shares:
+            parent_end, child_end = context.Pipe()
+            process = context.Process(target=_worker, args=(linter, share, child_end), daemon=True)
+            process.start()
+            child_end.close()
+            workers.append((process, parent_end))
+        index = InputIndex()
+        for _, conn in workers:
+            state, parts = conn.recv()
+            if state != "indexed":
+                return _serial(linter, units, errors, stats)
+            for part, part_stats in parts:
+                index.merge(part)
+                _add_stats(stats, part_stats)
+        for _, conn in workers:
+            conn.send(index)
+        findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key)
+        policy_errors = []
+        workloads = 0
+        estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(lambda pair: pair[0])
+        for _, conn in workers:
+            state, results = conn.recv()
+            if state != "evaluated":
+                return _serial(linter, units, errors, stats)
+            for unit_findings, unit_errors, unit_workloads, unit_estimates in results:
+                findings.extend(unit_findings)
+                policy_errors.extend(unit_errors)
+                workloads += unit_workloads
+                for found in unit_estimates:  # the workers' shares come in input order
+                    estimates.add((len(estimates), found))
+    except (EOFError, OSError):  # a worker died (killed, out of memory): do it in one process
+        return _serial(linter, units, errors, stats)
+    finally:
+        for process, conn in workers:
+            conn.close()
+            process.join(timeout=5)
+            if process.is_alive():
+                process.terminate()
+    return LintResult(findings, errors + policy_errors, stats, workloads, linter.policies, linter.catalog, [],
+                      estimates)
+
+
+def _serial(linter: Linter, units: list[_Unit], errors: list[InputError], stats: ReadStats) -> LintResult:
+    """The one-process path over sources already read (a small input, or a worker failed)."""
+    fresh = ReadStats(files=stats.files)
+    items: list[Resource | InputFault] = []
+    for unit in units:
+        for chunk in unit.chunks:
+            items.extend(read_chunk(unit.display, chunk, fresh, unit.bad_lines))
+    return linter._evaluate(items, errors, fresh, False)

@@ -1,0 +1,174 @@
+"""Stage 5 (after evaluate): move findings on `helm template` output to the chart's template files.
+
+A rendered document headed by `# Source: <chart>/templates/<file>` came from that template. When
+the chart's folder is found (a `--chart-dir`, else below the current folder, matched by the
+`name` in Chart.yaml; subcharts under `charts/`), the finding's location becomes the template
+line (template_lines.py) and the rendered location is kept beside it. Findings whose chart is
+not found keep the rendered location, unchanged.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+from array import array
+from collections.abc import Iterable
+from dataclasses import replace
+
+from kubegap_lint.core.model import Finding, Location
+from kubegap_lint.input.read import Resource
+
+_NAME_RE = re.compile(r"^name:\s*['\"]?(?P<name>[^'\"#\s]+)['\"]?\s*(?:#.*)?$")
+_SKIP_DIRS = frozenset(("templates", "node_modules", "__pycache__"))
+MAX_WALK_DIRS = 20_000  # a chart search never turns into a crawl of a huge tree
+MAX_WALK_DEPTH = 8  # charts sit near a repository's top (deploy/helm/charts/x is 4 deep)
+
+
+def chart_name(chart_dir: str) -> str | None:
+    """The top-level `name:` of a folder's Chart.yaml, read by line (it is plain YAML)."""
+    try:
+        with open(os.path.join(chart_dir, "Chart.yaml"), encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                match = _NAME_RE.match(line.rstrip("\r\n"))
+                if match:
+                    return match.group("name")
+    except OSError:
+        return None
+    return None
+
+
+def _display(path: str) -> str:
+    """Relative to the current folder when below it, with forward slashes, like other inputs."""
+    relative = os.path.relpath(path)
+    if not relative.startswith(".."):
+        path = relative
+    return os.path.normpath(path).replace(os.sep, "/")
+
+
+class ChartIndex:
+    """Charts by name, found in the named folders first, then below the current folder (only
+    searched when a rendered document names a chart the named folders do not hold)."""
+
+    def __init__(self, chart_dirs: Iterable[str] = ()) -> None:
+        self.named: list[tuple[str, str]] = []
+        for folder in chart_dirs:
+            self.named.extend(self._walk(folder))
+        self._below_cwd: list[tuple[str, str]] | None = None
+        self._templates: dict[str, str | None] = {}
+
+    @staticmethod
+    def _walk(root: str) -> list[tuple[str, str]]:
+        found: list[tuple[str, str]] = []
+        visited = 0
+        for folder, dirs, files in os.walk(root):
+            visited += 1
+            if visited > MAX_WALK_DIRS:
+                break
+            depth = os.path.relpath(folder, root).count(os.sep) + (folder != root)
+            dirs[:] = [] if depth >= MAX_WALK_DEPTH else sorted(
+                d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
+            if "Chart.yaml" in files:
+                name = chart_name(folder)
+                if name:
+                    found.append((name, folder))
+        return sorted(found, key=lambda item: (item[1].count(os.sep), item[1]))
+
+    def _charts(self, name: str) -> Iterable[str]:
+        for chart, folder in self.named:
+            if chart == name:
+                yield folder
+        if self._below_cwd is None:
+            self._below_cwd = self._walk(os.curdir)
+        for chart, folder in self._below_cwd:
+            if chart == name:
+                yield folder
+
+    def resolve(self, source: str) -> str | None:
+        """The template file a `# Source:` path names, or None when no chart holds it."""
+        parts = [p for p in source.replace("\\", "/").split("/") if p]
+        if len(parts) < 2 or any(p == ".." for p in parts):
+            return None
+        for folder in self._charts(parts[0]):
+            found = _inside(folder, parts[1:])
+            if found is not None:
+                return found
+        return None
+
+    def template_text(self, path: str) -> str | None:
+        if path not in self._templates:
+            try:
+                with open(path, "rb") as handle:
+                    self._templates[path] = handle.read().decode("utf-8", errors="replace")
+            except OSError:
+                self._templates[path] = None
+        return self._templates[path]
+
+
+def _inside(chart_dir: str, rest: list[str]) -> str | None:
+    """Follow `charts/<name>/...` into subcharts, whose folders may be named otherwise."""
+    direct = os.path.join(chart_dir, *rest)
+    if os.path.isfile(direct):
+        return direct
+    if len(rest) > 2 and rest[0] == "charts":
+        subcharts = os.path.join(chart_dir, "charts")
+        try:
+            folders = sorted(os.scandir(subcharts), key=lambda e: e.name)
+        except OSError:
+            return None
+        for entry in folders:
+            if entry.is_dir() and chart_name(entry.path) == rest[1]:
+                found = _inside(entry.path, rest[2:])
+                if found is not None:
+                    return found
+    return None
+
+
+class TemplateMapper:
+    """Moves findings on rendered documents to their template lines. `note` each resource as
+    it is read (a document is placed in its template by its rank among the documents that
+    template rendered, of the same kind, in the same file: only those numbers are kept);
+    `map` a finding once the whole input has been noted."""
+
+    def __init__(self, chart_dirs: Iterable[str] = ()) -> None:
+        self.chart_dirs = list(chart_dirs)
+        self._charts: ChartIndex | None = None
+        # Ascending document numbers (resources are noted in reading order): 8 bytes each.
+        self.documents: dict[tuple[str, str, str], array[int]] = {}
+
+    def note(self, resource: Resource) -> None:
+        if resource.helm_source is not None:
+            group = self.documents.setdefault((resource.path, resource.helm_source, resource.kind), array("q"))
+            if not group or group[-1] != resource.document_index:  # the items of one List count once
+                group.append(resource.document_index)
+
+    def _rank(self, path: str, template: str, kind: str, document: int) -> tuple[int, int]:
+        """The document's rank among its group, and the group's size."""
+        unique = self.documents.get((path, template, kind), array("q"))
+        position = bisect.bisect_left(unique, document)
+        if position == len(unique) or unique[position] != document:
+            return 0, 1
+        return position, len(unique)
+
+    def map(self, finding: Finding) -> Finding:
+        """The finding with its primary location moved to the template file, when one is found."""
+        # Input faults (KG0xx) are about the rendered text itself: they stay where they are.
+        if finding.template is None or finding.resource is None or finding.rendered_location:
+            return finding
+        from kubegap_lint.helm.template_lines import locate
+
+        if self._charts is None:
+            self._charts = ChartIndex(self.chart_dirs)
+        path = self._charts.resolve(finding.template)
+        text = self._charts.template_text(path) if path else None
+        if path is None or text is None:
+            return finding
+        rank, count = self._rank(finding.location.path, finding.template, finding.resource.kind,
+                                 finding.document_index or 0)
+        match = locate(text, finding.resource.kind, rank, count, finding.key_path)
+        return replace(
+            finding,
+            location=Location(_display(path), match.line, match.column),
+            rendered_location=finding.location,
+            approximate=finding.approximate or match.approximate,
+        )

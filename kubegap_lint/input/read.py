@@ -1,0 +1,245 @@
+"""Stage 2: read each source into Kubernetes resources with positions, and input faults.
+
+Decoding, splitting (scan.py) and parsing (parse.py) meet here. A fault in one document never
+stops the others: it becomes an `InputFault` that the evaluate stage reports as a KG0xx finding.
+`kind: List` (and `*List`) documents are expanded into their items, each keeping its lines.
+"""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubegap_lint.input.limits import MAX_DOCUMENT_CHARS
+from kubegap_lint.core.model import Position, ResourceRef
+from kubegap_lint.input.parse import PositionIndex, parse_chunk
+from kubegap_lint.input.scan import Chunk, split_documents
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+@dataclass
+class Resource:
+    """One Kubernetes object from the input, with where it came from."""
+
+    path: str
+    document_index: int
+    data: dict[str, Any]
+    positions: PositionIndex
+    start: Position
+    helm_source: str | None = None
+    comments: list[tuple[int, int, str]] = field(default_factory=list)
+    item_index: int | None = None  # position inside a List
+    chars: int = 0  # length of the document's text: what keeping it parsed costs (stream.py)
+
+    @property
+    def kind(self) -> str:
+        return str(self.data.get("kind"))
+
+    @property
+    def api_version(self) -> str | None:
+        value = self.data.get("apiVersion")
+        return value if isinstance(value, str) else None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        meta = self.data.get("metadata")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def name(self) -> str | None:
+        name = self.metadata.get("name")
+        return None if name is None else str(name)
+
+    @property
+    def namespace(self) -> str | None:
+        namespace = self.metadata.get("namespace")
+        return None if namespace is None else str(namespace)
+
+    def ref(self) -> ResourceRef:
+        return ResourceRef(self.kind, self.name, self.namespace, self.api_version)
+
+
+@dataclass(frozen=True)
+class InputFault:
+    """A problem in the input itself, reported under one of the KG0xx rules."""
+
+    rule: str  # the rule's name, e.g. "yaml-syntax-error"
+    message: str
+    path: str
+    position: Position
+    document_index: int | None = None
+    helm_source: str | None = None
+
+
+@dataclass
+class ReadStats:
+    files: int = 0
+    documents: int = 0
+    empty_documents: int = 0
+    non_kubernetes_documents: int = 0
+    resources: int = 0
+
+
+def decode(data: bytes) -> tuple[str, list[int]]:
+    """Decode bytes to text; return the 1-based lines that held undecodable bytes."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data[len(bom) :].decode(encoding), []
+            except UnicodeDecodeError:
+                data = data[len(bom) :]
+                break
+    try:
+        return data.decode("utf-8"), []
+    except UnicodeDecodeError:
+        pass
+    bad_lines: list[int] = []
+    line = 1
+    position = 0
+    while position < len(data):
+        try:
+            data[position:].decode("utf-8")
+            break
+        except UnicodeDecodeError as exc:
+            bad = position + exc.start
+            line += data.count(b"\n", position, bad)
+            if not bad_lines or bad_lines[-1] != line:
+                bad_lines.append(line)
+            position = bad + max(1, exc.end - exc.start)
+    return data.decode("utf-8", errors="replace"), bad_lines
+
+
+# str.splitlines also breaks at these, and the YAML 1.1 parser at the last three; editors, grep
+# and git do not. Lines end only at \n, \r\n or a lone \r, so reported lines match the editor's.
+_ODD_BREAKS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+_NOT_BREAKS = str.maketrans({"\x85": " ", "\u2028": " ", "\u2029": " "})
+_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of text with their ends, broken only at \\n, \\r\\n and \\r."""
+    if any(ch in text for ch in _ODD_BREAKS):
+        return _LINE_RE.findall(text.translate(_NOT_BREAKS))
+    return text.splitlines(True)
+
+
+def is_kubernetes_object(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("apiVersion"), str)
+        and isinstance(data.get("kind"), str)
+        and bool(data.get("kind"))
+    )
+
+
+def _chunk_lines(chunk: Chunk) -> range:
+    return range(chunk.first_line + 1, chunk.first_line + 1 + chunk.text.count("\n") + 1)
+
+
+def read_text(
+    path: str, text: str, stats: ReadStats, bad_lines: list[int] | None = None
+) -> Iterator[Resource | InputFault]:
+    """Yield the resources and input faults of one stream, in document order."""
+    return read_lines(path, split_lines(text), stats, sorted(bad_lines or []))
+
+
+def read_lines(
+    path: str, lines: Iterable[str], stats: ReadStats, bad_lines: list[int] | None = None,
+    wanted: Callable[[int], bool] | None = None,
+) -> Iterator[Resource | InputFault]:
+    """Like read_text, from lines read as they come (stream.source_lines). bad_lines may grow
+    while the lines are read; it must stay in ascending order. With `wanted`, documents whose
+    index it refuses are split off but not parsed (a second reading of a stream)."""
+    bad = bad_lines if bad_lines is not None else []
+    for chunk in split_documents(lines):
+        if wanted is not None and not wanted(chunk.index):
+            continue
+        yield from read_chunk(path, chunk, stats, bad)
+
+
+def _bad_line_in(chunk: Chunk, bad: list[int]) -> int | None:
+    """The first undecodable line inside the chunk, if any (bad is sorted)."""
+    if not bad:
+        return None
+    span = _chunk_lines(chunk)
+    position = bisect.bisect_left(bad, span.start)
+    if position < len(bad) and bad[position] in span:
+        return bad[position]
+    return None
+
+
+def read_chunk(path: str, chunk: Chunk, stats: ReadStats, bad: list[int]) -> Iterator[Resource | InputFault]:
+    """The resources and input faults of one document (parallel.py reads chunks in workers)."""
+    stats.documents += 1
+    if not chunk.has_content:
+        stats.empty_documents += 1
+        return
+    hit = _bad_line_in(chunk, bad)
+    if hit is not None:
+        yield InputFault(
+            "yaml-syntax-error",
+            "the file is not valid UTF-8 here; save it as UTF-8",
+            path, Position(hit, 1), chunk.index, chunk.helm_source,
+        )
+        return
+    if chunk.too_large:
+        yield InputFault(
+            "document-too-large",
+            f"this document holds more than {MAX_DOCUMENT_CHARS // 2**20} MiB of text; it is"
+            " not linted (the API server refuses objects over 3 MiB)",
+            path, Position(chunk.first_line + 1, 1), chunk.index, chunk.helm_source,
+        )
+        return
+    if chunk.template_line is not None:
+        yield InputFault(
+            "unrendered-template",
+            "this document holds Go-template text ({{ ... }}); render the chart with"
+            " `helm template` and lint the output",
+            path, Position(chunk.template_line, 1), chunk.index, chunk.helm_source,
+        )
+        return
+    parsed = parse_chunk(chunk)
+    for problem in parsed.problems:
+        yield InputFault(
+            problem.rule, problem.message, path, problem.position, chunk.index, chunk.helm_source
+        )
+    data = parsed.data
+    if data is None:
+        if not parsed.problems:
+            stats.empty_documents += 1
+        return
+    if not is_kubernetes_object(data):
+        stats.non_kubernetes_documents += 1
+        return
+    items = _list_items(data)
+    if items is None:
+        stats.resources += 1
+        yield Resource(path, chunk.index, data, parsed.positions, parsed.start,
+                       chunk.helm_source, chunk.comments, chars=len(chunk.text))
+        return
+    for item_index, item in enumerate(items):
+        if is_kubernetes_object(item):
+            stats.resources += 1
+            start = parsed.positions.node(item) or parsed.start
+            yield Resource(path, chunk.index, item, parsed.positions, start,
+                           chunk.helm_source, chunk.comments, item_index, len(chunk.text))
+
+
+def _list_items(data: dict[str, Any]) -> list[Any] | None:
+    """The items of a `kind: List` (or `FooList`) document; None for any other object."""
+    kind = data.get("kind", "")
+    if kind == "List" or (kind.endswith("List") and isinstance(data.get("items"), list)):
+        items = data.get("items")
+        return items if isinstance(items, list) else []
+    return None

@@ -1,0 +1,123 @@
+"""Stage 1: turn the paths a user names into an ordered list of inputs to read.
+
+Folders are walked recursively in sorted order, hidden entries skipped, for the manifest
+extensions. Only regular files are read: a FIFO or device met in a walk is passed over, and
+one named on the command line is an input error rather than a hang.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kubegap_lint.core.model import InputError
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+STDIN_NAME = "-"
+STDIN_DISPLAY = "<stdin>"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input: its display path (as the user would type it) and where to read it from."""
+
+    display: str
+    fs_path: str | None  # None for stdin
+
+    def read_bytes(self) -> bytes:
+        if self.fs_path is None:
+            return sys.stdin.buffer.read()
+        with open(self.fs_path, "rb") as handle:
+            return handle.read()
+
+
+def _display(path: str) -> str:
+    """Forward slashes and no leading './', so output is the same however the path was typed."""
+    norm = os.path.normpath(path).replace(os.sep, "/")
+    return norm
+
+
+def _excluded(display: str, excludes: Iterable[str]) -> bool:
+    absolute: str | None = None
+    for pattern in excludes:
+        if fnmatch.fnmatchcase(display, pattern) or fnmatch.fnmatchcase(
+            os.path.basename(display), pattern
+        ):
+            return True
+        if os.path.isabs(pattern):  # from a configuration file, made absolute there
+            if absolute is None:
+                absolute = os.path.abspath(display).replace(os.sep, "/")
+            if fnmatch.fnmatchcase(absolute, pattern):
+                return True
+    return False
+
+
+def _walk(root: str, errors: list[InputError]) -> list[str]:
+    """Manifest files below root, sorted by path components; never follows symlinked folders
+    (a symlink loop cannot trap the walk). A folder that cannot be listed is an input error."""
+    found: list[tuple[str, ...]] = []
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as exc:
+            errors.append(InputError(_display(folder), f"cannot be read: {exc.strerror or exc}"))
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif entry.name.lower().endswith(MANIFEST_SUFFIXES) and entry.is_file():
+                    found.append(tuple(os.path.relpath(entry.path, root).split(os.sep)))
+            except OSError:
+                continue
+    return [os.path.join(root, *parts) for parts in sorted(found)]
+
+
+def discover(
+    paths: Iterable[str], excludes: Iterable[str] = ()
+) -> tuple[list[Source], list[InputError]]:
+    """Resolve command-line paths to sources; problems with a path become input errors."""
+    excludes = list(excludes)
+    sources: list[Source] = []
+    errors: list[InputError] = []
+    seen: set[str] = set()
+
+    def add(fs_path: str) -> None:
+        display = _display(fs_path)
+        if display in seen or _excluded(display, excludes):
+            return
+        seen.add(display)
+        sources.append(Source(display, fs_path))
+
+    for path in paths:
+        if path == STDIN_NAME:
+            if STDIN_DISPLAY not in seen:
+                seen.add(STDIN_DISPLAY)
+                sources.append(Source(STDIN_DISPLAY, None))
+            continue
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            errors.append(InputError(_display(path), "no such file or folder"))
+            continue
+        except OSError as exc:
+            errors.append(InputError(_display(path), f"cannot be read: {exc.strerror}"))
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            walk_errors: list[InputError] = []
+            for found in _walk(path, walk_errors):
+                add(found)
+            errors.extend(sorted(walk_errors, key=lambda e: e.path))
+        elif stat.S_ISREG(info.st_mode):
+            add(path)
+        else:
+            errors.append(InputError(_display(path), "not a regular file (FIFO, device or socket)"))
+    return sources, errors

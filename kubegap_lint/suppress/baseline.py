@@ -1,0 +1,78 @@
+"""Baselines: today's findings, recorded by fingerprint so that later runs report only new ones.
+
+`kubegap-lint baseline create PATHS > .kubegap-baseline.json` writes one; `baseline:` in the
+configuration (or `--baseline FILE`) reads it. A fingerprint holds the rule, the file, the
+resource and the place inside it, never a line number, so edits elsewhere in a file keep it.
+Paths are as the tool displays them: create and use a baseline from the same folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from kubegap_lint.core.errors import DataFileError
+
+BASELINE_VERSION = 1
+
+
+def baseline_pieces(findings: Iterable[Any]) -> Iterator[str]:
+    """The counted (unsuppressed) findings as a baseline document, a piece at a time; the
+    findings must come sorted (LintResult.iter_findings). Same input, same bytes."""
+    from kubegap_lint import __version__
+    from kubegap_lint.suppress.fingerprint import fingerprint
+    from kubegap_lint.report.jsonfmt import json_with_lists
+
+    def entries() -> Iterator[dict[str, Any]]:
+        for finding in findings:
+            if finding.suppression is not None:
+                continue
+            ref = finding.resource
+            yield {
+                "fingerprint": fingerprint(finding),
+                "rule": finding.rule_id,
+                "name": finding.rule_name,
+                "path": (finding.rendered_location or finding.location).path,
+                "resource": ref.display() if ref else None,
+                "message": finding.message,
+            }
+
+    document = {"version": BASELINE_VERSION, "tool": {"name": "kubegap-lint", "version": __version__}}
+    return json_with_lists(document, {"findings": entries()})
+
+
+def load_baseline(path: Path | str) -> Counter[str]:
+    """The fingerprints a baseline accepts, with how many findings of each."""
+    path = Path(path)
+    try:
+        stamp = os.stat(path).st_mtime_ns
+    except OSError:
+        raise DataFileError([f"{path}: baseline file not found; create it with"
+                             " `kubegap-lint baseline create PATHS > FILE`"]) from None
+    return Counter(_load(str(path), stamp))
+
+
+@lru_cache(maxsize=8)
+def _load(path: str, stamp: int) -> dict[str, int]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataFileError([f"{path}: baseline cannot be read: {exc}"]) from None
+    except json.JSONDecodeError as exc:
+        raise DataFileError([f"{path}:{exc.lineno}:{exc.colno}: baseline is not valid JSON: {exc.msg}"]) from None
+    if not isinstance(document, dict) or document.get("version") != BASELINE_VERSION \
+            or not isinstance(document.get("findings"), list):
+        raise DataFileError([f"{path}: not a kubegap-lint baseline (expected an object with version"
+                             f" {BASELINE_VERSION} and a findings list)"])
+    counts: Counter[str] = Counter()
+    for number, entry in enumerate(document["findings"]):
+        if not isinstance(entry, dict) or not isinstance(entry.get("fingerprint"), str):
+            raise DataFileError([f"{path}: findings[{number}]: expected an object with a fingerprint string"])
+        counts[entry["fingerprint"]] += 1
+    return dict(counts)

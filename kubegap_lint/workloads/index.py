@@ -1,0 +1,197 @@
+"""Cross-resource facts that JMESPath cannot join: which PodDisruptionBudgets select a pod,
+which PersistentVolumeClaims, ConfigMaps and DRA claims exist. Built from the whole input of
+a run (all files together) before any policy is evaluated. Lookups are by key, so linting
+stays linear in the input; the facts live in facts.py's stores."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kubegap_lint.store.facts import DiskFacts, MemoryFacts
+from kubegap_lint.input.read import Resource
+
+MAX_ENV_VALUE_CHARS = 1024
+
+
+@dataclass(frozen=True)
+class DisruptionBudget:
+    name: str | None
+    namespace: str | None
+    selector: dict[str, Any] | None
+    min_available: Any
+    max_unavailable: Any
+    path: str
+    line: int
+
+
+class InputIndex:
+    """The facts, by key. They are kept in dictionaries; with `facts_in_memory`, past that many
+    they move to a database on disk (facts.py), so that memory does not grow with a stream."""
+
+    def __init__(self, facts_in_memory: int | None = None) -> None:
+        self.facts: MemoryFacts | DiskFacts = MemoryFacts()
+        self.facts_in_memory = facts_in_memory
+        self.budget_count = 0
+
+    @property
+    def on_disk(self) -> bool:
+        return isinstance(self.facts, DiskFacts)
+
+    def add(self, resource: Resource) -> None:
+        kind = resource.kind
+        data = resource.data
+        spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+        name = resource.name
+        if name is None:
+            return
+        namespace = resource.namespace
+        if kind == "PodDisruptionBudget":
+            selector = spec.get("selector")
+            if selector == {} and resource.api_version == "policy/v1beta1":
+                selector = None  # policy/v1beta1: an empty selector selects no pods (v1: all)
+            self.add_budget(DisruptionBudget(
+                name, namespace, selector if isinstance(selector, dict) else None,
+                spec.get("minAvailable"), spec.get("maxUnavailable"), resource.path, resource.start.line,
+            ))
+        elif kind == "PersistentVolumeClaim":
+            self._put("claim", (namespace, name), True, kind, name)
+        elif kind == "ConfigMap":
+            values = data.get("data")
+            if isinstance(values, dict):
+                # Only what `envFrom` can make of it: a value too long for any setting a policy
+                # reads (a script, a config file) is kept as "set, value unknown".
+                self._put("config", (namespace, name), {
+                    str(k): (v if len(v) <= MAX_ENV_VALUE_CHARS else None)
+                    for k, v in values.items() if isinstance(v, str)
+                }, kind, name)
+        elif kind in ("ResourceClaimTemplate", "ResourceClaim"):
+            claim_spec = spec.get("spec", {}) if kind == "ResourceClaimTemplate" else spec
+            self._put("device", (kind, namespace, name), _device_requests(claim_spec), kind, name)
+
+    def _put(self, table: str, key: tuple[Any, ...], value: Any, kind: str, name: str) -> None:
+        self.facts.put(table, key, value)
+        # The first key met for a kind and name: a workload without a namespace finds the
+        # object by name without a scan of every one.
+        self.facts.put_first("first", (kind, name), key)
+        self._maybe_move()
+
+    def add_budget(self, budget: DisruptionBudget) -> None:
+        number = self.budget_count
+        self.budget_count += 1
+        self.facts.put("budget", number, budget)
+        if budget.selector is None:
+            return  # selects nothing
+        match_labels = budget.selector.get("matchLabels")
+        if isinstance(match_labels, dict) and match_labels:
+            # Bucketed by one pair: a pod that lacks it cannot be selected, so a workload is
+            # compared with the few budgets that could select it, not with every budget.
+            key, value = next(iter(match_labels.items()))
+            self.facts.append("bucket", (key, str(value)), number)
+        else:
+            self.facts.append("bucket", None, number)
+        self._maybe_move()
+
+    def _maybe_move(self) -> None:
+        if self.facts_in_memory is not None and isinstance(self.facts, MemoryFacts) \
+                and self.facts.count > self.facts_in_memory:
+            disk = DiskFacts()
+            disk.load(self.facts.entries())
+            self.facts = disk
+
+    def merge(self, part: InputIndex) -> None:
+        """Add the index of a later part of the input, as adding its resources one by one would."""
+        assert isinstance(part.facts, MemoryFacts)
+        for number in range(part.budget_count):
+            self.add_budget(part.facts.get("budget", number))
+        for table in ("claim", "config", "device"):
+            for key, value in part.facts.tables.get(table, {}).items():
+                self.facts.put(table, key, value)
+        for key, first in part.facts.tables.get("first", {}).items():
+            self.facts.put_first("first", key, first)
+
+    def budgets_for(self, namespace: str | None, labels: dict[str, Any]) -> list[DisruptionBudget]:
+        """The budgets that select pods with these labels, in input order."""
+        keys: list[Any] = [None] + [(key, str(value)) for key, value in labels.items()]
+        found = []
+        for number in self.facts.numbers("bucket", keys):
+            budget: DisruptionBudget = self.facts.get("budget", number)
+            if budget.namespace is not None and namespace is not None and budget.namespace != namespace:
+                continue
+            if selector_matches(budget.selector, labels):
+                found.append(budget)
+        return found
+
+    def _lookup(self, table: str, key: tuple[Any, ...], kind: str, name: str, namespace: str | None) -> Any:
+        found = self.facts.get(table, key)
+        if found is None and namespace is None:
+            first = self.facts.get("first", (kind, name))
+            if first is not None:
+                found = self.facts.get(table, first)
+        return found
+
+    def config_map(self, namespace: str | None, name: str) -> dict[str, str | None] | None:
+        found = self._lookup("config", (namespace, name), "ConfigMap", name, namespace)
+        if found is None:
+            found = self.facts.get("config", (None, name))
+        return found  # type: ignore[no-any-return]
+
+    def claim_exists(self, namespace: str | None, name: str) -> bool:
+        if self.facts.has("claim", (namespace, name)) or self.facts.has("claim", (None, name)):
+            return True
+        return namespace is None and self.facts.has("first", ("PersistentVolumeClaim", name))
+
+    def device_claim(self, kind: str, namespace: str | None, name: str) -> list[tuple[str, Any]] | None:
+        found = self.facts.get("device", (kind, namespace, name))
+        if found is None:
+            found = self.facts.get("device", (kind, None, name))
+        if found is None and namespace is None:
+            first = self.facts.get("first", (kind, name))
+            if first is not None:
+                found = self.facts.get("device", first)
+        return found  # type: ignore[no-any-return]
+
+
+def _device_requests(claim_spec: Any) -> list[tuple[str, Any]]:
+    """(deviceClassName, count) for each request of a DRA claim spec (v1beta1 and v1 shapes)."""
+    found: list[tuple[str, Any]] = []
+    devices = claim_spec.get("devices") if isinstance(claim_spec, dict) else None
+    requests = devices.get("requests") if isinstance(devices, dict) else None
+    for request in requests if isinstance(requests, list) else []:
+        if not isinstance(request, dict):
+            continue
+        exact = request.get("exactly") if isinstance(request.get("exactly"), dict) else request
+        device_class = exact.get("deviceClassName")
+        if isinstance(device_class, str):
+            count = exact.get("count", 1) if exact.get("allocationMode", "ExactCount") == "ExactCount" else None
+            found.append((device_class, count))
+    return found
+
+
+def selector_matches(selector: dict[str, Any] | None, labels: dict[str, Any]) -> bool:
+    """Kubernetes label-selector semantics; an empty selector selects everything, a null none."""
+    if selector is None:
+        return False
+    match_labels = selector.get("matchLabels") or {}
+    if not isinstance(match_labels, dict):
+        return False
+    for key, value in match_labels.items():
+        if str(labels.get(key)) != str(value) or key not in labels:
+            return False
+    expressions = selector.get("matchExpressions") or []
+    for expression in expressions if isinstance(expressions, list) else []:
+        if not isinstance(expression, dict):
+            return False
+        key = expression.get("key")
+        operator = expression.get("operator")
+        values = [str(v) for v in expression.get("values") or []]
+        present = key in labels
+        if operator == "In" and not (present and str(labels[key]) in values):
+            return False
+        if operator == "NotIn" and present and str(labels[key]) in values:
+            return False
+        if operator == "Exists" and not present:
+            return False
+        if operator == "DoesNotExist" and present:
+            return False
+    return True

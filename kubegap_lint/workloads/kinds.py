@@ -1,0 +1,165 @@
+"""The workload table: which kinds hold pod templates, where, and how many pods each makes.
+
+The table is data (`policies/workloads.yaml`, schema `workloads.schema.json`); users extend it
+in their configuration with entries of the same shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kubegap_lint.catalog.datafile import load_validated, schema_errors
+from kubegap_lint.core.errors import DataFileError
+from kubegap_lint.input.parse import PositionIndex
+from kubegap_lint.core.datapaths import policies_dir
+
+Path_ = tuple[str, ...]
+
+
+def split_path(text: str) -> Path_:
+    return tuple(text.split("."))
+
+
+def get_path(obj: Any, path: Path_) -> Any:
+    """Follow dotted keys; None where any step is missing or not a mapping."""
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+@dataclass(frozen=True)
+class TemplateRule:
+    role: str | None
+    role_key: Path_ | None
+    each_key: Path_ | None
+    each_item: Path_ | None
+    template: Path_ | None
+    spec: Path_ | None
+    container: Path_ | None
+    replicas: tuple[Path_, ...]
+    default_replicas: int
+    less_one_when: Path_ | None
+    counts_as_replicas: bool
+
+
+@dataclass(frozen=True)
+class KindRule:
+    group: str
+    kind: str
+    workload_class: str  # training | serving | other
+    replicas: tuple[Path_, ...]
+    claim_templates: Path_ | None
+    templates: tuple[TemplateRule, ...]
+    claim_policies: Path_ | None = None  # JobSet volumeClaimPolicies: [{templates: [...]}]
+
+
+def _opt_path(entry: dict[str, Any], key: str) -> Path_ | None:
+    value = entry.get(key)
+    return split_path(value) if isinstance(value, str) else None
+
+
+def _rule(entry: dict[str, Any]) -> KindRule:
+    templates = tuple(
+        TemplateRule(
+            role=t.get("role"),
+            role_key=_opt_path(t, "role_key"),
+            each_key=_opt_path(t, "each_key"),
+            each_item=_opt_path(t, "each_item"),
+            template=_opt_path(t, "template"),
+            spec=_opt_path(t, "spec"),
+            container=_opt_path(t, "container"),
+            replicas=tuple(split_path(p) for p in t.get("replicas", [])),
+            default_replicas=int(t.get("default_replicas", 1)),
+            less_one_when=_opt_path(t, "less_one_when"),
+            counts_as_replicas=bool(t.get("counts_as_replicas", False)),
+        )
+        for t in entry["templates"]
+    )
+    return KindRule(
+        group=entry["group"],
+        kind=entry["kind"],
+        workload_class=entry["class"],
+        replicas=tuple(split_path(p) for p in entry.get("replicas", [])),
+        claim_templates=_opt_path(entry, "claim_templates"),
+        claim_policies=_opt_path(entry, "claim_policies"),
+        templates=templates,
+    )
+
+
+_INFERRED = KindRule(
+    group="*",
+    kind="*",
+    workload_class="other",
+    replicas=(("spec", "replicas"),),
+    claim_templates=None,
+    templates=(TemplateRule("pod", None, None, None, ("spec", "template"), None, None,
+                            (("spec", "replicas"),), 1, None, False),),
+)
+
+
+def api_group(api_version: Any) -> str:
+    if not isinstance(api_version, str) or "/" not in api_version:
+        return ""
+    return api_version.rsplit("/", 1)[0]
+
+
+class KindTable:
+    """Looks up the rule for a resource by (apiVersion group, kind)."""
+
+    def __init__(self, rules: Iterable[KindRule] = ()) -> None:
+        self._rules: dict[tuple[str, str], KindRule] = {}
+        for rule in rules:
+            self._rules[(rule.group, rule.kind)] = rule
+
+    def add(self, rules: Iterable[KindRule]) -> None:
+        for rule in rules:
+            self._rules[(rule.group, rule.kind)] = rule
+
+    def lookup(self, api_version: Any, kind: Any) -> KindRule | None:
+        if not isinstance(kind, str):
+            return None
+        return self._rules.get((api_group(api_version), kind))
+
+    def lookup_or_infer(self, data: dict[str, Any]) -> KindRule | None:
+        """The table's rule, or for an unknown kind whose spec holds a pod template
+        (`spec.template.spec.containers`), a rule that reads it as a workload of class other."""
+        rule = self.lookup(data.get("apiVersion"), data.get("kind"))
+        if rule is not None:
+            return rule
+        template_spec = get_path(data, ("spec", "template", "spec"))
+        if isinstance(template_spec, dict) and isinstance(template_spec.get("containers"), list):
+            return _INFERRED
+        return None
+
+    def __len__(self) -> int:
+        return len(self._rules)
+
+    def kinds(self) -> list[tuple[str, str]]:
+        return sorted(self._rules)
+
+
+def rules_from_entries(entries: list[Any], display: str, positions: PositionIndex) -> list[KindRule]:
+    """Validate and convert user-supplied entries (from configuration)."""
+    problems = schema_errors({"kinds": entries}, positions, "workloads.schema.json", display)
+    if problems:
+        raise DataFileError(problems)
+    return [_rule(entry) for entry in entries]
+
+
+def load_kind_table(path: Path | None = None) -> KindTable:
+    if path is None:  # the built-in table: kept between runs (catalogcache.py)
+        from kubegap_lint.catalog.cache import cached
+
+        return cached("workloads", policies_dir(), lambda: _load_kind_table(policies_dir() / "workloads.yaml"),
+                      KindTable)
+    return _load_kind_table(path)
+
+
+def _load_kind_table(path: Path) -> KindTable:
+    data, _ = load_validated(path, "workloads.schema.json")
+    return KindTable(_rule(entry) for entry in data["kinds"])

@@ -1,0 +1,514 @@
+"""Stage 3: turn each resource with pod templates into a *workload view* that policies query.
+
+One shape for every kind (docs/workload-view.md describes it), so one policy covers a
+Deployment, a PyTorchJob and a JobSet alike. Views are plain dicts and lists; the raw pod
+specs and containers inside them are the parsed objects themselves, so a policy's result is
+located through the document's PositionIndex. View objects that stand for a raw object are
+registered as its alias there.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from kubegap_lint.workloads import shellwords
+from kubegap_lint.core.coerce import as_count, as_dict, as_list
+from kubegap_lint.workloads.index import InputIndex
+from kubegap_lint.workloads.kinds import KindRule, TemplateRule, get_path
+from kubegap_lint.input.read import Resource
+from kubegap_lint.workloads.viewfacts import add_resilience_facts
+
+
+_LAUNCHER_RE = re.compile(
+    r"(?:^|[\s/;&|(\"'])(torchrun|torch\.distributed\.run|torch\.distributed\.launch|"
+    r"accelerate\s+launch|deepspeed)(?=$|[\s;&|)\"'])"
+)
+_DISTRIBUTED_ENV = ("MASTER_ADDR", "WORLD_SIZE")
+_DISTRIBUTED_KINDS = frozenset(("PyTorchJob", "TrainJob", "ElasticJob"))
+_EXPORT_RE = re.compile(r"(?:^|[\s;&|(])(?:export\s+)?([A-Z][A-Z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;&|)]*)")
+_MPI_X_RE = re.compile(r"(?:^|\s)-x\s+([A-Za-z_][A-Za-z0-9_]*)(?:=([^\s;&|)]*))?")
+_VOLUME_META_KEYS = frozenset(("name",))
+
+
+_UNRENDERED_RE = re.compile(r"\$\(?\{?[A-Za-z_]")
+
+
+def _env_text(value: Any) -> str | None:
+    """An env value as text; None when it is not known from the manifest alone."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = str(value)
+    if _UNRENDERED_RE.search(text):  # $(VAR), ${VAR}, $VAR: set at run time
+        return None
+    return text
+
+
+def _strings(value: Any) -> list[str]:
+    return [str(v) for v in as_list(value) if v is not None]
+
+
+def command_text(container: dict[str, Any]) -> str:
+    """command and args as one shell-like string, for launcher and script scans."""
+    parts = _strings(container.get("command")) + _strings(container.get("args"))
+    return " ".join(parts)
+
+
+def script_env(text: str) -> dict[str, str | None]:
+    """Variables a command line sets: `export X=1`, `X=1 cmd`, and `mpirun -x X[=1]`."""
+    found: dict[str, str | None] = {}
+    for match in _EXPORT_RE.finditer(text):
+        value = match.group(2)
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        found[match.group(1)] = value
+    for match in _MPI_X_RE.finditer(text):
+        found.setdefault(match.group(1), match.group(2))
+    return found
+
+
+_BACKEND_FLAGS = ("--backend", "--dist-backend", "--dist_backend", "--distributed-backend",
+                  "--distributed_backend")
+
+
+def torch_backend(words: list[str]) -> str | None:
+    """The process-group backend a command line chooses explicitly (`--backend gloo`), if any."""
+    for position, word in enumerate(words):
+        flag, _, value = word.partition("=")
+        if flag in _BACKEND_FLAGS:
+            if not value and position + 1 < len(words):
+                value = words[position + 1]
+            return value.lower() or None
+    return None
+
+
+def _words(text: str) -> list[str]:
+    try:
+        return shellwords.split(text)  # shlex.split's words, faster
+    except ValueError:  # unbalanced quotes in a script: fall back to white space
+        return text.split()
+
+
+# A path-like value: starts with one `/` after white space, a quote, `=`, `,`, `(` or `;`, so
+# `--save=/ckpt` and `bash -c "... /ckpt"` count; the path part of `gs://b/ckpt` does not.
+_PATH_RE = re.compile(r"""(?:^|(?<=[\s'"=,(;]))(/(?!/)[^\s'"`;&|<>(),]*)""")
+
+
+def path_values(text: str) -> list[str]:
+    """The absolute paths a command line, a script or an env value names, in order, once each."""
+    found: list[str] = []
+    for match in _PATH_RE.finditer(text):
+        path = match.group(1).rstrip(".:")
+        if len(path) > 1 and path not in found:
+            found.append(path)
+    return found
+
+
+def covering_mount(mounts: list[dict[str, Any]], path: str) -> dict[str, Any] | None:
+    """The mount whose mountPath is the longest directory prefix of `path`, or None."""
+    best: dict[str, Any] | None = None
+    best_len = -1
+    for mount in mounts:
+        root = str(mount.get("path") or "").rstrip("/") or "/"
+        if (path == root or path.startswith(root + "/") or root == "/") and len(root) > best_len:
+            best, best_len = mount, len(root)
+    return best
+
+
+def _location(path: str, source: str, node: Any, mounts: list[dict[str, Any]]) -> dict[str, Any]:
+    mount = covering_mount(mounts, path)
+    return {
+        "path": path,
+        "from": source,
+        "covered": mount is not None,
+        "mount_path": mount["path"] if mount else None,
+        "volume_type": mount["volume_type"] if mount else None,
+        "node": node,
+    }
+
+
+def container_locations(raw: dict[str, Any], mounts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every location a container names: its mount paths, and the absolute paths in its command,
+    args (scripts included) and literal env values, each with the mount that covers it (none:
+    the container's writable layer). Policies match these against checkpoint patterns."""
+    found = [_location(m["path"], "volumeMounts", m["mount"], mounts) for m in mounts if m["path"]]
+    for key in ("command", "args"):
+        for path in path_values(" ".join(_strings(raw.get(key)))):
+            found.append(_location(path, key, raw.get(key), mounts))
+    for entry in as_list(raw.get("env")):
+        if isinstance(entry, dict) and isinstance(entry.get("value"), str) and "valueFrom" not in entry:
+            for path in path_values(entry["value"]):
+                found.append(_location(path, f"env {entry.get('name')}", entry, mounts))
+    return found
+
+
+def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[str, Any],
+                container_path: str, role: str) -> list[dict[str, Any]]:
+    """One record per variable a container sets (env, envFrom, or its command line), so a
+    policy can check names one by one and point at the env entry when there is one."""
+    return [{
+        "name": name,
+        "value": value,
+        "entry": entries.get(name),
+        "from": "env" if name in entries else "command or envFrom",
+        "role": role,
+        "container": raw.get("name"),
+        "container_node": raw,
+        "path": f"{container_path}.env.{name}",
+    } for name, value in env.items()]
+
+
+class ViewBuilder:
+    """Builds workload views for one run; holds the parameters and the input index."""
+
+    def __init__(self, index: InputIndex, gpu_resources: list[str], nccl_resources: list[str]) -> None:
+        self.index = index
+        self.gpu_patterns = list(gpu_resources)
+        self.nccl_patterns = list(nccl_resources)
+        self.claim_names: set[str] = set()  # volumeClaimTemplates of the workload being built
+
+    # -- accelerators -------------------------------------------------------------------
+    def is_gpu_resource(self, name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, p) for p in self.gpu_patterns)
+
+    def is_nccl_resource(self, name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, p) for p in self.nccl_patterns)
+
+    def accelerators(self, container: dict[str, Any]) -> dict[str, int | None]:
+        resources = as_dict(container.get("resources"))
+        limits = as_dict(resources.get("limits"))
+        requests = as_dict(resources.get("requests"))
+        found: dict[str, int | None] = {}
+        for name in sorted(set(limits) | set(requests)):
+            if self.is_gpu_resource(name):
+                found[name] = as_count(limits.get(name, requests.get(name)))
+        return found
+
+    def device_claims(self, spec: dict[str, Any], container: dict[str, Any], namespace: str | None) -> dict[str, int | None]:
+        """GPUs a container gets through DRA claims whose claim object is in the input."""
+        used = {c.get("name") for c in as_list(as_dict(container.get("resources")).get("claims")) if isinstance(c, dict)}
+        found: dict[str, int | None] = {}
+        for claim in as_list(spec.get("resourceClaims")):
+            if not isinstance(claim, dict) or claim.get("name") not in used:
+                continue
+            source = as_dict(claim.get("source")) or claim
+            template_name = source.get("resourceClaimTemplateName")
+            claim_name = source.get("resourceClaimName")
+            requests = None
+            if isinstance(template_name, str):
+                requests = self.index.device_claim("ResourceClaimTemplate", namespace, template_name)
+            elif isinstance(claim_name, str):
+                requests = self.index.device_claim("ResourceClaim", namespace, claim_name)
+            for device_class, count in requests or []:
+                if "gpu" in device_class.lower():
+                    key = f"dra:{device_class}"
+                    previous = found.get(key, 0)
+                    number = as_count(count)
+                    found[key] = None if previous is None or number is None else previous + number
+        return found
+
+    # -- pods -----------------------------------------------------------------------------
+    def _templates(self, resource: Resource, rule: TemplateRule) -> Iterator[tuple[str, str, Any, dict[str, Any], Any]]:
+        """(role, path, entry, pod template-like object, the entry the replicas are read from)."""
+        data = resource.data
+        if rule.each_key is not None:
+            mapping = get_path(data, rule.each_key)
+            for key, entry in as_dict(mapping).items():
+                if isinstance(entry, dict):
+                    yield str(key), ".".join(rule.each_key + (str(key),)), entry, entry, entry
+        elif rule.each_item is not None:
+            items = get_path(data, rule.each_item)
+            assert rule.role_key is not None
+            for position, entry in enumerate(as_list(items)):
+                if isinstance(entry, dict):
+                    role = get_path(entry, rule.role_key)
+                    role_text = str(role) if role is not None else str(position)
+                    yield role_text, f"{'.'.join(rule.each_item)}[{position}]", entry, entry, entry
+        else:
+            yield str(rule.role), "", data, data, data
+
+    def pod_views(self, resource: Resource, kind_rule: KindRule,
+                  summary: dict[str, Any]) -> list[tuple[dict[str, Any], TemplateRule]]:
+        pods: list[tuple[dict[str, Any], TemplateRule]] = []
+        for rule in kind_rule.templates:
+            for role, base, entry, holder, replica_source in self._templates(resource, rule):
+                pod = self._pod(resource, rule, role, base, holder, replica_source, summary)
+                if pod is not None:
+                    pods.append((pod, rule))
+        return pods
+
+    def _pod(
+        self, resource: Resource, rule: TemplateRule, role: str, base: str,
+        holder: dict[str, Any], replica_source: dict[str, Any], summary: dict[str, Any],
+    ) -> dict[str, Any] | None:
+        positions = resource.positions
+        partial = False
+        metadata: dict[str, Any] = {}
+        if rule.template is not None:
+            template = get_path(holder, rule.template)
+            if not isinstance(template, dict):
+                return None
+            spec = template.get("spec")
+            if not isinstance(spec, dict):
+                return None
+            metadata = as_dict(template.get("metadata"))
+            anchor: Any = template
+            rel = ".".join(rule.template)
+        elif rule.spec is not None:
+            spec = get_path(holder, rule.spec)
+            if not isinstance(spec, dict):
+                return None
+            metadata = as_dict(holder.get("metadata")) if rule.spec == ("spec",) else {}
+            anchor = spec
+            rel = ".".join(rule.spec)
+        else:
+            assert rule.container is not None
+            container = get_path(holder, rule.container)
+            if not isinstance(container, dict):
+                return None
+            synthetic = dict(container)
+            synthetic.setdefault("name", role)
+            if "resources" not in synthetic and isinstance(container.get("resourcesPerNode"), dict):
+                synthetic["resources"] = container["resourcesPerNode"]
+            spec = {"containers": [synthetic]}
+            positions.alias(synthetic, container)
+            positions.alias(spec, container)
+            anchor = container
+            rel = ".".join(rule.container)
+            partial = True
+        path = ".".join(p for p in (base, rel) if p)
+
+        replicas = self._replicas(resource.data if rule.each_key is None and rule.each_item is None else replica_source,
+                                  resource.data, rule)
+        containers = [self._container(resource, spec, c, i, role, path)
+                      for i, c in enumerate(as_list(spec.get("containers"))) if isinstance(c, dict)]
+        init_containers = [self._container(resource, spec, c, i, role, path, init=True)
+                           for i, c in enumerate(as_list(spec.get("initContainers"))) if isinstance(c, dict)]
+        accelerators: dict[str, int | None] = {}
+        gpus: int | None = 0
+        for container in containers:
+            for name, count in container["accelerators"].items():
+                previous = accelerators.get(name, 0)
+                accelerators[name] = None if previous is None or count is None else previous + count
+            if container["gpus"] is None or gpus is None:
+                gpus = None
+            else:
+                gpus += container["gpus"]
+        has_gpu = bool(accelerators)
+        env: dict[str, str | None] = {}
+        for container in containers:
+            for name, value in container["env"].items():
+                env.setdefault(name, value)
+        labels = as_dict(metadata.get("labels"))
+        pod = {
+            "role": role,
+            "label": "pods" if role == "pod" else f"{role} pods",
+            "gpus_text": self._gpus_text(accelerators, gpus if has_gpu else 0),
+            "path": path,
+            "replicas": replicas,
+            "gpus": gpus if has_gpu else 0,
+            "has_gpu": has_gpu,
+            "nccl_gpu": any(self.is_nccl_resource(n) or n.startswith("dra:") for n in accelerators),
+            "accelerators": accelerators,
+            "partial": partial,
+            "metadata": metadata,
+            "labels": labels,
+            "annotations": as_dict(metadata.get("annotations")),
+            "spec": spec,
+            "containers": containers,
+            "init_containers": init_containers,
+            "volumes": {str(v.get("name")): v for v in as_list(spec.get("volumes")) if isinstance(v, dict)},
+            "env": env,
+            "commands": [c["command_line"] for c in containers if c["command_line"]],
+            # Every command line and known env value, for scans such as object-store URLs.
+            "text": "\n".join([c["command_line"] for c in containers]
+                              + [v for c in containers for v in c["env"].values() if v]),
+            "launchers": sorted({l for c in containers for l in c["launchers"]}),
+            "budgets": self._budgets(resource.namespace, labels),
+            "workload": summary,
+        }
+        positions.alias(pod, anchor)
+        return pod
+
+    def _gpus_text(self, accelerators: dict[str, int | None], gpus: int | None) -> str:
+        """'8 GPUs', '1 GPU', '4 google.com/tpu', or 'an unknown number of GPUs', for messages."""
+        gpu_like = all(self.is_nccl_resource(n) or n.startswith("dra:") for n in accelerators)
+        if gpus is None:
+            return "an unknown number of GPUs" if gpu_like else "an unknown number of accelerators"
+        if gpu_like:
+            return f"{gpus} GPU{'s' if gpus != 1 else ''}"
+        return ", ".join(f"{count if count is not None else '?'} {name}" for name, count in accelerators.items())
+
+    def _replicas(self, source: dict[str, Any], root: dict[str, Any], rule: TemplateRule) -> int | None:
+        total: int | None = 1
+        for path in rule.replicas:
+            raw = get_path(source, path)
+            value = rule.default_replicas if raw is None else as_count(raw)
+            total = None if value is None or total is None else total * value
+        if rule.less_one_when is not None and total is not None and get_path(root, rule.less_one_when) is not None:
+            groups = None
+            if rule.replicas:
+                first = get_path(source, rule.replicas[0])
+                groups = rule.default_replicas if first is None else as_count(first)
+            total = None if groups is None else total - groups
+        return total
+
+    def _container(self, resource: Resource, spec: dict[str, Any], raw: dict[str, Any], position: int,
+                   role: str, pod_path: str, init: bool = False) -> dict[str, Any]:
+        env: dict[str, str | None] = {}
+        entries: dict[str, Any] = {}
+        for entry in as_list(raw.get("env")):
+            if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                name = entry["name"]
+                env[name] = _env_text(entry.get("value")) if "valueFrom" not in entry else None
+                entries[name] = entry
+        for source in as_list(raw.get("envFrom")):
+            config_ref = as_dict(as_dict(source).get("configMapRef"))
+            if isinstance(config_ref.get("name"), str):
+                values = self.index.config_map(resource.namespace, config_ref["name"]) or {}
+                prefix = str(as_dict(source).get("prefix") or "")
+                for key, value in values.items():
+                    env.setdefault(prefix + key, value)
+        text = command_text(raw)
+        for name, value in script_env(text).items():
+            env.setdefault(name, _env_text(value))
+        accelerators = self.accelerators(raw)
+        accelerators.update(self.device_claims(spec, raw, resource.namespace))
+        gpus: int | None = 0
+        for count in accelerators.values():
+            gpus = None if gpus is None or count is None else gpus + count
+        mounts = []
+        volumes = {str(v.get("name")): v for v in as_list(spec.get("volumes")) if isinstance(v, dict)}
+        for mount in as_list(raw.get("volumeMounts")):
+            if not isinstance(mount, dict):
+                continue
+            volume = volumes.get(str(mount.get("name")))
+            volume_type = None
+            if volume is not None:
+                volume_type = next((k for k in volume if k not in _VOLUME_META_KEYS), None)
+            elif str(mount.get("name")) in self.claim_names:
+                volume_type = "volumeClaimTemplate"
+            mounts.append({
+                "name": mount.get("name"),
+                "path": str(mount.get("mountPath", "")),
+                "volume_type": volume_type,
+                "volume": volume,
+                "medium": as_dict(volume.get("emptyDir")).get("medium") if volume else None,
+                "mount": mount,
+            })
+        launchers = sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(text)})
+        container_path = f"{pod_path}.spec.{'initContainers' if init else 'containers'}[{position}]"
+        locations = container_locations(raw, mounts)
+        for location in locations:
+            resource.positions.alias(location, location["node"])
+        env_list = env_records(raw, env, entries, container_path, role)
+        for record in env_list:
+            resource.positions.alias(record, record["entry"] if record["entry"] is not None else raw)
+        view = {
+            "name": raw.get("name"),
+            "index": position,
+            "path": f"{pod_path}.spec.{'initContainers' if init else 'containers'}[{position}]",
+            "init": init,
+            "role": role,
+            "image": raw.get("image"),
+            "env": env,
+            "env_entries": entries,
+            "command_line": text,
+            "words": _words(text) if text else [],
+            "launchers": launchers,
+            "accelerators": accelerators,
+            "gpus": gpus if accelerators else 0,
+            "mounts": mounts,
+            "locations": locations,
+            "env_list": env_list,
+            "raw": raw,
+        }
+        resource.positions.alias(view, raw)
+        return view
+
+    def _budgets(self, namespace: str | None, labels: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{"name": budget.name, "min_available": budget.min_available,
+                 "max_unavailable": budget.max_unavailable, "path": budget.path, "line": budget.line}
+                for budget in self.index.budgets_for(namespace, labels)]
+
+    # -- workloads ------------------------------------------------------------------------
+    def workload_view(self, resource: Resource, rule: KindRule) -> dict[str, Any] | None:
+        data = resource.data
+        summary: dict[str, Any] = {
+            "kind": resource.kind,
+            "apiVersion": resource.api_version,
+            "name": resource.name,
+            "namespace": resource.namespace,
+            "class": rule.workload_class,
+            "training": rule.workload_class == "training",
+            "serving": rule.workload_class == "serving",
+        }
+        claim_templates = as_list(get_path(data, rule.claim_templates)) if rule.claim_templates else []
+        if rule.claim_policies:
+            for policy in as_list(get_path(data, rule.claim_policies)):
+                claim_templates = claim_templates + as_list(as_dict(policy).get("templates"))
+        self.claim_names = {str(as_dict(as_dict(c).get("metadata")).get("name")) for c in claim_templates}
+        pod_rules = self.pod_views(resource, rule, summary)
+        pods = [pod for pod, _ in pod_rules]
+        if not pods:
+            return None
+        pods_total: int | None = 0
+        gpus_total: int | None = 0
+        for pod in pods:
+            if pod["replicas"] is None or pods_total is None:
+                pods_total = None
+            else:
+                pods_total += pod["replicas"]
+            if pod["has_gpu"]:
+                if pod["replicas"] is None or pod["gpus"] is None or gpus_total is None:
+                    gpus_total = None
+                else:
+                    gpus_total += pod["replicas"] * pod["gpus"]
+        replicas: int | None
+        if rule.replicas:
+            replicas = 1
+            for path in rule.replicas:
+                raw = get_path(data, path)
+                value = 1 if raw is None else as_count(raw)
+                replicas = None if value is None or replicas is None else replicas * value
+        elif any(t.counts_as_replicas for t in rule.templates):
+            counted = [pod["replicas"] for pod, t in pod_rules if t.counts_as_replicas]
+            replicas = None if any(c is None for c in counted) else sum(counted)
+        else:
+            replicas = pods_total
+        has_gpu = any(p["has_gpu"] for p in pods)
+        max_pod_gpus = max((p["gpus"] for p in pods if p["has_gpu"] and p["gpus"] is not None), default=0)
+        unknown_gpus = any(p["has_gpu"] and p["gpus"] is None for p in pods)
+        launchers = sorted({l for p in pods for l in p["launchers"]})
+        torch_env = any(n in _DISTRIBUTED_ENV or n.startswith("PET_") for p in pods for n in p["env"])
+        pytorch = resource.kind in _DISTRIBUTED_KINDS or bool(launchers) or torch_env
+        many = pods_total is None or pods_total > 1 or max_pod_gpus > 1 or unknown_gpus
+        summary.update({
+            "replicas": replicas,
+            "pods_total": pods_total,
+            "gpus_total": gpus_total if has_gpu else 0,
+            "has_gpu": has_gpu,
+            "nccl_gpu": any(p["nccl_gpu"] for p in pods),
+            "multi_pod": None if pods_total is None else pods_total > 1,
+            "distributed_pytorch": pytorch and many,
+            "launchers": launchers,
+        })
+        # An explicit `--backend gloo` on every GPU pod means PyTorch's NCCL watchdog and flight
+        # recorder are not in play; any other choice (or none) leaves them in scope.
+        backends = {torch_backend(c["words"]) for p in pods if p["has_gpu"] for c in p["containers"]}
+        summary["torch_backend"] = backends.pop() if len(backends) == 1 else None
+        view = dict(summary)
+        view.update({
+            "labels": as_dict(resource.metadata.get("labels")),
+            "annotations": as_dict(resource.metadata.get("annotations")),
+            "pods": pods,
+            "claim_templates": claim_templates,
+            "resource": data,
+        })
+        add_resilience_facts(view, self.gpu_patterns)
+        resource.positions.alias(view, data)
+        return view
