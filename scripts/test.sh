@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# The README's test command: install the package with its test dependencies, then run pytest.
+# The README's test command: install the package with its test and lint dependencies into a
+# virtual environment (a stock distribution Python refuses a global pip install), check the
+# code with ruff and mypy, then run pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
+VENV="${KUBEGAP_VENV:-.venv}"
+if [ ! -x "$VENV/bin/python" ]; then
+  python3 -m venv "$VENV"
+fi
+PY="$VENV/bin/python"
+"$PY" -m pip install --quiet --disable-pip-version-check -e '.[test,dev]'
 # Microsoft's SARIF multitool validates the SARIF output (tests/test_sarif.py); its node_modules
 # folder is git-ignored. Without npm those tests are skipped, and say so.
 if command -v npm >/dev/null 2>&1; then
@@ -10,4 +17,6 @@ if command -v npm >/dev/null 2>&1; then
 else
   echo "scripts/test.sh: npm not found: the SARIF multitool tests will be skipped" >&2
 fi
-python3 -m pytest -q "$@"
+"$VENV/bin/ruff" check kubegap_lint tests bench scripts
+"$VENV/bin/mypy"
+PATH="$PWD/$VENV/bin:$PATH" "$PY" -m pytest -q "$@"

@@ -66,8 +66,8 @@ def run_cli(*args: str, stdin: bytes | None = None, cwd: Path | None = None,
 
 @pytest.fixture(scope="session")
 def linter_factory():
-    from kubegap_lint.engine.run import Linter
     from kubegap_lint.config.settings import Settings
+    from kubegap_lint.engine.run import Linter
 
     cache: dict[tuple[str, ...], Linter] = {}
 

@@ -7,10 +7,9 @@ import json
 from collections import Counter
 
 from conftest import load_bench_generator
+
 from kubegap_lint.input.parse import parse_chunk
 from kubegap_lint.input.scan import split_documents
-
-
 
 
 def _stream(count: int, seed: int) -> tuple[str, str]:
@@ -29,7 +28,7 @@ def test_every_document_parses_to_its_json_line_with_a_source_header() -> None:
     chunks = [c for c in split_documents(text.splitlines(True)) if c.has_content]
     records = [json.loads(line) for line in lines.splitlines()]
     assert len(chunks) == len(records) == 200
-    for chunk, record in zip(chunks, records):
+    for chunk, record in zip(chunks, records, strict=False):
         parsed = parse_chunk(chunk)
         assert not parsed.problems
         assert parsed.data == record

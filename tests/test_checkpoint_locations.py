@@ -3,8 +3,8 @@ values, and the mount that covers each of them."""
 
 from __future__ import annotations
 
-from kubegap_lint.engine.run import Linter
 from kubegap_lint.config.settings import Settings
+from kubegap_lint.engine.run import Linter
 from kubegap_lint.workloads.views import covering_mount, path_values
 
 
@@ -29,7 +29,7 @@ def _locations(text: str) -> list[tuple]:
     result = Linter(Settings(select=["KG001"])).lint_texts([("m.yaml", text)], keep_views=True)
     (view,) = result.views
     (container,) = view["pods"][0]["containers"]
-    return [(l["path"], l["from"], l["covered"], l["volume_type"]) for l in container["locations"]]
+    return [(loc["path"], loc["from"], loc["covered"], loc["volume_type"]) for loc in container["locations"]]
 
 
 def test_container_locations_join_mounts_commands_and_env_values() -> None:

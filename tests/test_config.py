@@ -8,12 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES, GPU_JOB, run_cli
+
 from kubegap_lint.config.load import discover_config, read_config, resolve
 from kubegap_lint.core.errors import DataFileError
 from kubegap_lint.engine.run import Linter
-
 
 SHM_2GI = """\
 apiVersion: apps/v1

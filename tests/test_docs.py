@@ -6,8 +6,8 @@ from conftest import EXAMPLES, REPO
 
 
 def test_rules_reference_is_current() -> None:
-    from kubegap_lint.catalog.policies import load_catalog
     from kubegap_lint.catalog.docs import render_rules_markdown
+    from kubegap_lint.catalog.policies import load_catalog
 
     expected = render_rules_markdown(load_catalog(), EXAMPLES)
     actual = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
@@ -15,8 +15,8 @@ def test_rules_reference_is_current() -> None:
 
 
 def test_every_rule_and_cited_incident_has_a_section() -> None:
-    from kubegap_lint.catalog.policies import load_catalog
     from kubegap_lint.catalog.docs import anchor
+    from kubegap_lint.catalog.policies import load_catalog
 
     catalog = load_catalog()
     text = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")

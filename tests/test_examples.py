@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES
+
 from kubegap_lint.catalog.expectations import check_example, example_folders, example_selection
 
 POLICY_DIRS = example_folders(EXAMPLES)

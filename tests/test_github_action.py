@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import EXAMPLES, REPO
 from sarif_checks import SCHEMA, github_problems, schema_problems
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import EXAMPLES, REPO, run_cli
+
 from kubegap_lint.report.github import command, escape_data, escape_property
 
 GPU_JOB = EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml"

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES, REPO, run_cli
 
 HELM = EXAMPLES / "helm"
@@ -219,8 +218,8 @@ def test_skip_chart_templates() -> None:
 
 
 def test_odd_sources_and_broken_charts_never_crash(tmp_path: Path, monkeypatch) -> None:
-    from kubegap_lint.engine.run import Linter
     from kubegap_lint.config.settings import Settings
+    from kubegap_lint.engine.run import Linter
 
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "Chart.yaml").write_bytes(b"\xff\xfe\x00name: [\n")

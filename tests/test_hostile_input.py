@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES, run_cli
 
 GPU_JOB = (EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml").read_text()
@@ -110,7 +109,7 @@ def test_billion_laughs_is_refused_fast(linter_factory, tmp_path: Path) -> None:
     for i in range(1, 12):
         prev, cur = chr(ord("a") + i - 1), chr(ord("a") + i)
         levels.append(f"{cur}: &{cur} [" + ", ".join([f"*{prev}"] * 10) + "]")
-    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\ndata:\n" + "".join(f"  {l}\n" for l in levels)
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\ndata:\n" + "".join(f"  {level}\n" for level in levels)
     start = time.perf_counter()
     result = lint(linter_factory, tmp_path, text + "---\n" + GPU_JOB)
     assert time.perf_counter() - start < 10  # generous: the real figure is in docs/robustness.md
@@ -368,8 +367,8 @@ help: |
 
 
 def load_with(tmp_path: Path, violation: str, params: dict | None = None):
-    from kubegap_lint.engine.run import Linter
     from kubegap_lint.config.settings import Settings
+    from kubegap_lint.engine.run import Linter
 
     (tmp_path / "KG900-test-policy.yaml").write_text(POLICY.replace("VIOLATION", violation))
     return Linter(Settings(policy_dirs=[tmp_path], select=["KG900"], params=params or {}))

@@ -7,11 +7,11 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import CORPUS, REPO
-from kubegap_lint.catalog.policies import load_catalog
+
 from kubegap_lint.catalog.envnames import load_env_names
 from kubegap_lint.catalog.functions import PolicyFunctions
+from kubegap_lint.catalog.policies import load_catalog
 
 EXAMPLES = REPO / "examples"
 

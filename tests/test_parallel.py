@@ -5,14 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import CORPUS, EXAMPLES, load_bench_generator, run_cli
+
 from kubegap_lint.engine import parallel
-from kubegap_lint.report.jsonfmt import render_json
 from kubegap_lint.input.sources import discover
-
-
-
+from kubegap_lint.report.jsonfmt import render_json
 
 CROSS_FILE_A = """\
 apiVersion: v1

@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES, run_cli
 
 WORKED = EXAMPLES / "custom-policy" / "policies"

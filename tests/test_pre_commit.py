@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES, REPO
 
 GPU_JOB = (EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml").read_text()

@@ -10,11 +10,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from conftest import CORPUS, EXAMPLES
 from fuzz.harness import check
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -23,8 +22,8 @@ SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
 
 @pytest.fixture(scope="module")
 def linter():
-    from kubegap_lint.engine.run import Linter
     from kubegap_lint.config.settings import Settings
+    from kubegap_lint.engine.run import Linter
 
     return Linter(Settings(select=[p.id for p in Linter().catalog.policies]))
 

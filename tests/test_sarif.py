@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import CORPUS, EXAMPLES, REPO, SHARED, run_cli
 from sarif_checks import (
     SCHEMA,
@@ -556,8 +555,8 @@ def test_sarif_does_not_write_the_linted_files(tmp_path: Path) -> None:
 
 
 def test_a_users_own_policy_has_no_help_uri_into_our_docs(tmp_path: Path) -> None:
-    from kubegap_lint.engine.run import Linter
     from kubegap_lint.config.settings import Settings
+    from kubegap_lint.engine.run import Linter
 
     text = (REPO / "policies" / "KG501-gpu-shm-default.yaml").read_text()
     (tmp_path / "KG901-team-shm.yaml").write_text(text.replace("id: KG501", "id: KG901")

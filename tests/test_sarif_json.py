@@ -7,9 +7,9 @@ import json
 import attr
 import pytest
 import sarif_om
+from sarif_checks import SCHEMA
 
 from kubegap_lint.report.sarif_json import dumps, sarif, to_data
-from sarif_checks import SCHEMA
 
 
 def test_values_equal_to_schema_defaults_are_kept() -> None:

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, run_cli
+
 from kubegap_lint.catalog import policies as catalog_module
 from kubegap_lint.catalog import validcache
 from kubegap_lint.catalog.policies import load_catalog
@@ -45,7 +45,7 @@ def test_second_load_comes_from_the_cache_and_is_the_same(cache, monkeypatch) ->
     second = load_catalog()
     assert _summary(second) == _summary(first)
     view = {"nccl_gpu": True, "pods": []}
-    for a, b in zip(first.policies, second.policies):
+    for a, b in zip(first.policies, second.policies, strict=False):
         if a.applies_to is not None:
             assert a.applies_to.search(view) == b.applies_to.search(view)
     assert sorted(load_kind_table().kinds()) == sorted(load_kind_table().kinds())

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubegap_lint.store import spill
-from kubegap_lint.workloads.index import InputIndex, selector_matches
-from kubegap_lint.engine.run import Linter
 from kubegap_lint.config.settings import Settings
+from kubegap_lint.engine.run import Linter
+from kubegap_lint.store import spill
 from kubegap_lint.store.spill import SortedSpill
+from kubegap_lint.workloads.index import InputIndex, selector_matches
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -152,7 +152,7 @@ json_values = st.recursive(
 @given(st.dictionaries(st.text(max_size=4), json_values, min_size=1, max_size=3),
        st.dictionaries(st.text(min_size=5, max_size=6), st.lists(json_values, max_size=4), max_size=3))
 def test_json_with_lists_is_one_dump_in_pieces(head: dict[str, Any], lists: dict[str, list[Any]]) -> None:
-    from kubegap_lint.report.jsonfmt import json_with_lists
+    from kubegap_lint.core.jsonpieces import json_with_lists
 
     pieces = "".join(json_with_lists(head, {key: iter(value) for key, value in lists.items()}))
     assert pieces == json.dumps({**head, **lists}, indent=2, ensure_ascii=True) + "\n"
@@ -166,8 +166,8 @@ def test_memory_does_not_grow_with_a_stream_of_workloads(monkeypatch: pytest.Mon
     findings holds no cross-resource facts, which do grow."""
     import tracemalloc
 
-    from kubegap_lint.input import stream
     from kubegap_lint.engine.parallel import collector_paused
+    from kubegap_lint.input import stream
 
     job = (EXAMPLES / "KG303-nccl-flight-recorder-off" / "bad-torchrun-job.yaml").read_text(encoding="utf-8")
     monkeypatch.setattr(stream.PendingWorkloads.__init__, "__defaults__", (len(job) + 100,))

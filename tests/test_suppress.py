@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES, GPU_JOB, run_cli
-from kubegap_lint.engine.run import Linter, LintResult
+
 from kubegap_lint.config.settings import Exemption, Settings
+from kubegap_lint.engine.run import Linter, LintResult
 from kubegap_lint.suppress.suppressor import parse_inline, split_entries
 
 CUSTOM = EXAMPLES / "custom-policy" / "policies"
@@ -63,7 +63,6 @@ def rows(result: LintResult, *rules: str) -> list[tuple[str, int, str | None, st
 
 def _validate_output(document: dict) -> None:
     import jsonschema
-
     from conftest import REPO
 
     schema = json.loads((REPO / "schemas" / "output.schema.json").read_text(encoding="utf-8"))

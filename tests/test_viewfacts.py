@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubegap_lint.engine.run import Linter
 from kubegap_lint.config.settings import Settings
+from kubegap_lint.engine.run import Linter
 from kubegap_lint.workloads.viewfacts import (
     accelerator_mismatches,
     disruptions_allowed,

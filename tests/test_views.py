@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kubegap_lint.engine.run import Linter
 from kubegap_lint.config.settings import Settings
+from kubegap_lint.engine.run import Linter
 
 
 def _views(text: str) -> list[dict]:

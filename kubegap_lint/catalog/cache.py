@@ -21,7 +21,7 @@ import sys
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from kubegap_lint.core.datapaths import package_folders, schemas_dir
 
@@ -65,7 +65,7 @@ def cached(name: str, data_folder: Path, build: Callable[[], T], expected: type)
         with open(path, "rb") as handle:
             found: Any = pickle.load(handle)
         if isinstance(found, expected):
-            return found  # type: ignore[no-any-return]
+            return cast(T, found)
     except Exception:  # missing, truncated or written by another version: load from the files
         pass
     result = build()  # raises on a broken policy: nothing is cached then

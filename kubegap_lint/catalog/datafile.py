@@ -4,13 +4,13 @@ error names the file, the line and the field."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from kubegap_lint.core.datapaths import schema_path
 from kubegap_lint.core.errors import DataFileError
 from kubegap_lint.input.parse import PositionIndex, parse_chunk
-from kubegap_lint.core.datapaths import schema_path
 from kubegap_lint.input.scan import Chunk, split_documents
 
 
@@ -34,7 +34,7 @@ def load_yaml(path: Path | str, text: str | None = None) -> tuple[Any, PositionI
     return parsed.data, parsed.positions
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator(schema_name: str) -> Any:
     import json
 

@@ -10,27 +10,12 @@ from typing import Any
 import jmespath.functions
 from jmespath.exceptions import JMESPathError
 
+from kubegap_lint.core.quantity import parse_quantity
+
 # Regular expressions come from policy files; subjects are bounded so a pattern that
 # backtracks badly still ends quickly.
 MAX_MATCH_SUBJECT = 4096
 
-_QUANTITY_RE = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)\s*$")
-_SUFFIXES = {
-    "": 1, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
-    "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-}
-
-
-def parse_quantity(value: Any) -> float | None:
-    """A Kubernetes quantity ("8Gi", "500m", 64) as a number; None when it is not one."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    match = _QUANTITY_RE.match(str(value))
-    if not match or match.group(2) not in _SUFFIXES:
-        return None
-    return float(match.group(1)) * _SUFFIXES[match.group(2)]
 
 
 @lru_cache(maxsize=512)

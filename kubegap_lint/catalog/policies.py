@@ -12,10 +12,10 @@ from typing import Any
 
 from kubegap_lint.catalog.datafile import load_validated, locate
 from kubegap_lint.catalog.envnames import NAMES_FILE, load_env_names
+from kubegap_lint.core.datapaths import policies_dir
 from kubegap_lint.core.errors import DataFileError
 from kubegap_lint.core.model import Severity
 from kubegap_lint.input.parse import PositionIndex
-from kubegap_lint.core.datapaths import policies_dir
 
 POLICY_FILE_RE = re.compile(r"^KG\d{3}-[a-z0-9]+(?:-[a-z0-9]+)*\.yaml$")
 _PLACEHOLDER_RE = re.compile(r"\{\{|\}\}|\{([^{}]+)\}")

@@ -13,7 +13,7 @@ cache only means validating again, and any change to a policy or a schema gives 
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 CACHE_FILE = "validated-v1.txt"
@@ -30,7 +30,7 @@ def cache_dir() -> Path | None:
     return Path(base) / "kubegap-lint"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _schema_digest(schema_file: str) -> str:
     import hashlib
 

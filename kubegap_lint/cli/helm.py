@@ -11,6 +11,9 @@ import sys
 
 import click
 
+from kubegap_lint.cli.common import fail, report_and_exit, resolve_settings
+from kubegap_lint.cli.options import config_options, report_options
+
 
 @click.command("helm")
 @click.argument("charts", nargs=-1)
@@ -24,21 +27,8 @@ import click
               help="CHARTS are files (as pre-commit passes them): lint each chart they belong to once.")
 @click.option("--allow-missing-helm", is_flag=True,
               help="Pass (exit 0, with a note) instead of failing when no helm binary exists.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
-              show_default=True, help="Output format (sarif: GitHub code scanning; github: workflow commands).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE.")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "note"]), default=None,
-              help="Lowest severity that makes the exit code 1 [default: warning].")
-@click.option("--select", multiple=True, help="Only these rules (ids or names, comma-separated).")
-@click.option("--ignore", multiple=True, help="Skip these rules (ids or names, comma-separated).")
-@click.option("--no-color", "no_colour", is_flag=True, help="Never colour the text output.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False),
-              help="Use this configuration file instead of the one found from the chart's folder.")
-@click.option("--no-config", is_flag=True, help="Ignore configuration files.")
-@click.option("--sarif-root", type=click.Path(exists=True, file_okay=False), default=None,
-              help="SARIF URIs are relative to DIR [default: the git top level, else the current directory].")
-@click.option("--sarif-category", default=None,
-              help="SARIF runs[0].automationDetails.id, for several uploads on one commit.")
+@report_options
+@config_options
 def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[str, ...],
                  release: str | None, namespace: str | None, helm_path: str | None, from_files: bool,
                  allow_missing_helm: bool, fmt: str, output: str | None, fail_on: str | None,
@@ -46,7 +36,6 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
                  config_file: str | None = None, no_config: bool = False, sarif_root: str | None = None,
                  sarif_category: str | None = None) -> None:
     """Render CHART with `helm template` and lint the output; findings point at the templates."""
-    from kubegap_lint.cli import main as main_cli
     from kubegap_lint.helm.render import HelmError, HelmMissing, RenderOptions, charts_of, find_helm, render
 
     if from_files:
@@ -55,7 +44,7 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
             sys.exit(0)  # no changed file belongs to a chart
     else:
         if not charts:
-            main_cli._fail("no chart: name a chart folder, archive or reference (see --help)")
+            fail("no chart: name a chart folder, archive or reference (see --help)")
         chosen = list(dict.fromkeys(charts))
     try:
         helm = find_helm(helm_path)
@@ -64,11 +53,11 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
             click.echo(f"kubegap-lint: {exc}; {len(chosen)} chart(s) not linted (--allow-missing-helm)",
                        err=True)
             sys.exit(0)
-        main_cli._fail(str(exc))
+        fail(str(exc))
         return
 
-    from kubegap_lint.engine.run import Linter
     from kubegap_lint.core.model import InputError
+    from kubegap_lint.engine.run import Linter
 
     options = RenderOptions(list(values), list(sets), release, namespace)
     rendered: list[tuple[str, str]] = []
@@ -77,15 +66,15 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
         try:
             rendered.append((f"<helm template {chart}>", render(helm, chart, options)))
         except HelmMissing as exc:
-            main_cli._fail(str(exc))
+            fail(str(exc))
         except HelmError as exc:
             errors.append(InputError(chart, str(exc)))
 
     # The configuration is found from the first chart's folder, as for `lint` (docs/configuration.md).
-    resolved, catalog = main_cli._resolve(tuple(chosen), config_file, no_config, select, ignore, fail_on)
+    resolved, catalog = resolve_settings(tuple(chosen), config_file, no_config, select, ignore, fail_on)
     settings = resolved.settings
     settings.chart_dirs = [chart for chart in chosen if os.path.isdir(chart)]
     linter = Linter(settings, catalog=catalog)
     result = linter.lint_texts(rendered)
     result.errors[:0] = errors
-    main_cli._report(result, linter, fmt, output, no_colour, False, sarif_root, sarif_category)
+    report_and_exit(result, linter, fmt, output, no_colour, False, sarif_root, sarif_category)

@@ -42,11 +42,11 @@ def unknown_functions(policy: Any, known: set[str]) -> list[str]:
 
 def check_policy_dirs(folders: Iterable[str]) -> tuple[list[str], int]:
     """Report lines and the exit code."""
-    from kubegap_lint.catalog.policies import load_catalog
     from kubegap_lint.catalog.expectations import check_example, example_selection
     from kubegap_lint.catalog.functions import PolicyFunctions
-    from kubegap_lint.engine.run import Linter
+    from kubegap_lint.catalog.policies import load_catalog
     from kubegap_lint.config.settings import Settings
+    from kubegap_lint.engine.run import Linter
 
     dirs = [Path(f) for f in folders]
     missing = [f"{d}: not a folder" for d in dirs if not d.is_dir()]

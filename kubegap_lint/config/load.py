@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kubegap_lint.config.settings import Exemption, Settings
 from kubegap_lint.core.errors import DataFileError
 from kubegap_lint.core.model import Severity
 from kubegap_lint.input.parse import PositionIndex
-from kubegap_lint.config.settings import Exemption, Settings
 
 CONFIG_NAME = ".kubegap-lint.yaml"
 PYPROJECT_NAME = "pyproject.toml"
@@ -230,7 +230,7 @@ def _describe(error: Any) -> tuple[list[Any], str]:
         return path + [key], f"unknown key{choice}"
     if validator == "type":
         kinds = value if isinstance(value, list) else [value]
-        wanted = " or ".join(_TYPE_NAMES.get(k, k) for k in kinds)
+        wanted = " or ".join(_TYPE_NAMES.get(str(k), str(k)) for k in kinds)
         return path, f"expected {wanted}, got {_type_name(instance)}"
     if validator == "enum":
         return path, f"expected one of: {', '.join(map(str, value))}; got {_type_name(instance)}"
@@ -387,7 +387,7 @@ def check_rule_names(resolved: Resolved, catalog: Any) -> None:
     problems: list[str] = []
 
     def check(names: list[str], key: str, path: list[Any]) -> None:
-        for number, name in enumerate(names):
+        for name in names:
             if name == "*" and key.startswith("exemptions"):
                 continue
             if catalog.find(name) is None:

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubegap_lint.workloads.kinds import KindRule
 from kubegap_lint.core.model import Severity
+from kubegap_lint.workloads.kinds import KindRule
 
 
 @dataclass

@@ -7,13 +7,13 @@ resource once and comparing positions. Only findings on Helm output need it.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Union
+from typing import Any
 
-from kubegap_lint.input.parse import PositionIndex
 from kubegap_lint.core.model import Position
+from kubegap_lint.input.parse import PositionIndex
 
 # A mapping key, or a list item as (index, the item's `name` when it has one).
-Segment = Union[str, tuple[int, Union[str, None]]]
+Segment = str | tuple[int, str | None]
 
 
 def key_path_at(data: Any, positions: PositionIndex, target: Position) -> tuple[Segment, ...]:

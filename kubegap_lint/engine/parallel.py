@@ -30,21 +30,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any
 
-from kubegap_lint.engine.estimate import Estimate
-from kubegap_lint.workloads.index import InputIndex
-from kubegap_lint.engine.run import Linter, LintResult
 from kubegap_lint.core.model import Finding, InputError
-from kubegap_lint.input.read import (
-    InputFault,
-    ReadStats,
-    Resource,
-    decode,
-    read_chunk,
-    split_lines,
-)
+from kubegap_lint.engine.estimate import Estimate
+from kubegap_lint.engine.run import Linter, LintResult
+from kubegap_lint.input.read import InputFault, ReadStats, Resource, read_chunk
 from kubegap_lint.input.scan import Chunk, split_documents
 from kubegap_lint.input.sources import Source, discover
+from kubegap_lint.input.text import decode, split_lines
 from kubegap_lint.store.spill import SortedSpill
+from kubegap_lint.workloads.index import InputIndex
 
 # Below this many bytes of input, forking and shipping findings back costs more than it saves.
 MIN_PARALLEL_BYTES = 1_000_000

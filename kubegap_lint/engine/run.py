@@ -11,17 +11,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubegap_lint.catalog.policies import Catalog, Policy, load_catalog
+from kubegap_lint.config.settings import Settings
 from kubegap_lint.core.errors import DataFileError
+from kubegap_lint.core.model import Finding, InputError, Location, Severity
 from kubegap_lint.engine.estimate import Estimate, estimate
 from kubegap_lint.engine.evaluate import evaluate_workload, fault_finding
-from kubegap_lint.workloads.index import InputIndex
-from kubegap_lint.workloads.kinds import KindRule, KindTable, load_kind_table
-from kubegap_lint.core.model import Finding, InputError, Location, Severity
 from kubegap_lint.input.read import InputFault, ReadStats, Resource, read_lines, read_text
-from kubegap_lint.config.settings import Settings
 from kubegap_lint.input.sources import Source, discover
 from kubegap_lint.store.spill import SortedSpill
 from kubegap_lint.suppress.suppressor import Suppressor
+from kubegap_lint.workloads.index import InputIndex
+from kubegap_lint.workloads.kinds import KindRule, KindTable, load_kind_table
 
 
 @dataclass(frozen=True)
@@ -177,8 +177,8 @@ class Linter:
         """Lint in one streaming pass: each document is parsed, indexed and dropped unless it
         is a workload, and workloads wait (stream.PendingWorkloads: kept parsed up to a budget,
         else read again at the end) until the index holds the facts of the whole input."""
-        from kubegap_lint.store.facts import FACTS_IN_MEMORY
         from kubegap_lint.input.stream import PendingWorkloads, StdinSpool
+        from kubegap_lint.store.facts import FACTS_IN_MEMORY
 
         run = _Run(self, list(errors or []), keep_views, facts_in_memory=FACTS_IN_MEMORY)
         stats = ReadStats()

@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass, field
-
 from typing import TYPE_CHECKING
 
 from kubegap_lint.core.errors import KubegapError

@@ -215,7 +215,7 @@ def locate(text: str, kind: str | None, ordinal: int, same_kind_docs: int,
     """The template line for the node at `path` of the `ordinal`-th rendered `kind` resource
     from this template (`same_kind_docs` of them were rendered)."""
     lines = text.splitlines(True)
-    sections = [s for s in split_sections(lines) if any(l.strip() for l in s[1])]
+    sections = [s for s in split_sections(lines) if any(line.strip() for line in s[1])]
     candidates = [s for s in sections if _has_kind(s[1], kind)]
     certain = True
     if len(candidates) == 1:

@@ -27,7 +27,7 @@ _FLOW_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 _FLOW_ONLY = re.compile(r"[^\[\]{}]+")
 # Each block level needs at least one more column of indentation (a sequence under a key may
 # share its key's, hence the factor 2 below), or a compact `- `/`? ` indicator on the same line.
-_DEEP_INDENT = re.compile(r"^[ \t\-?:]{%d}" % (MAX_DEPTH // 4), re.MULTILINE)
+_DEEP_INDENT = re.compile(r"^[ \t\-?:]{" + str(MAX_DEPTH // 4) + "}", re.MULTILINE)
 
 
 def _flow_depth_bound(text: str) -> int:

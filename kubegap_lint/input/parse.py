@@ -112,16 +112,16 @@ def _parser_class() -> type:
     """Build (once) a CParser subclass that leaves tags unresolved: the walker resolves them."""
     global _PARSER
     if _PARSER is None:
-        import _ruamel_yaml  # ruamel.yaml.clib's C extension
+        import _ruamel_yaml  # type: ignore[import-not-found]  # ruamel.yaml.clib's C extension
 
-        class _Parser(_ruamel_yaml.CParser):  # type: ignore[misc, name-defined]
+        class _Parser(_ruamel_yaml.CParser):
             def resolve(self, kind: Any, value: Any, implicit: Any) -> None:
                 return None
 
             # Called for every node, results unused: C callables (not bound to self) cost
             # less than Python methods. `{}.get(parent, index)` and `tuple()` accept what the
             # parser passes and do nothing.
-            descend_resolver = {}.get
+            descend_resolver: Any = {}.get
             ascend_resolver = tuple
 
         _PARSER = _Parser

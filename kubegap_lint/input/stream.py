@@ -16,7 +16,7 @@ from array import array
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-from kubegap_lint.input.read import _BOMS, decode, split_lines
+from kubegap_lint.input.text import BOMS, decode, split_lines
 
 BLOCK_BYTES = 1 << 20
 # Workloads kept parsed until the end of a run, counted in characters of their documents'
@@ -32,14 +32,14 @@ def source_lines(handle: IO[bytes], bad_lines: list[int]) -> Iterator[str]:
     """The decoded lines of a byte stream, with their ends; lines holding bytes that are not
     UTF-8 are appended (1-based, ascending) to bad_lines as they are met."""
     head = handle.read(4)
-    for bom, encoding in _BOMS:
+    for bom, encoding in BOMS:
         if head.startswith(bom) and encoding != "utf-8":
             # UTF-16 and UTF-32 files are rare and small: decode them whole.
             text, bad = decode(head + handle.read())
             bad_lines.extend(bad)
             yield from split_lines(text)
             return
-    if head.startswith(_BOMS[2][0]):
+    if head.startswith(BOMS[2][0]):
         head = head[3:]
     line_no = 0
     carry = head
@@ -79,7 +79,7 @@ class StdinSpool:
     def open(self) -> IO[bytes]:
         if self.spool is None:
             self.spool = tempfile.SpooledTemporaryFile(max_size=STDIN_SPOOL_BYTES)
-            return _Tee(sys.stdin.buffer, self.spool)
+            return _Tee(sys.stdin.buffer, self.spool)  # type: ignore[return-value]  # reads like a file
         self.spool.seek(0)
         return self.spool  # type: ignore[no-any-return]
 

@@ -1,1 +1,2 @@
-"""Stage 6: render a LintResult. One module per format; each is a pure function to text."""
+"""Stage 4, output: text, JSON, SARIF and GitHub workflow commands, chosen by name in formats.
+"""

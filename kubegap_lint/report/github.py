@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from kubegap_lint.engine.run import LintResult
 from kubegap_lint.core.model import Finding, InputError, Severity
+from kubegap_lint.engine.run import LintResult
 from kubegap_lint.report.sarif_paths import UriMapper, default_root
 from kubegap_lint.report.text import summary_line
 

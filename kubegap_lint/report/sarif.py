@@ -15,12 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from kubegap_lint import __version__
-from kubegap_lint.catalog.policies import Catalog, Incident, Policy
 from kubegap_lint.catalog.docs import anchor
+from kubegap_lint.catalog.policies import Catalog, Incident, Policy
 from kubegap_lint.core.errors import UsageError
-from kubegap_lint.suppress.fingerprint import fingerprint
-from kubegap_lint.engine.run import LintResult
 from kubegap_lint.core.model import Finding, InputError, Location, Severity
+from kubegap_lint.engine.run import LintResult
 from kubegap_lint.report import sarif_limits
 from kubegap_lint.report.sarif_json import dumps, sarif
 from kubegap_lint.report.sarif_limits import (
@@ -33,6 +32,7 @@ from kubegap_lint.report.sarif_limits import (
 )
 from kubegap_lint.report.sarif_paths import UriMapper
 from kubegap_lint.report.sarif_sources import SourceFiles
+from kubegap_lint.suppress.fingerprint import fingerprint
 
 # Where the project lives; helpUri and informationUri point into it. Change it here only.
 REPOSITORY_URL = "https://github.com/kubegap/kubegap-lint"

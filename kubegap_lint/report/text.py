@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kubegap_lint.engine.run import LintResult
 from kubegap_lint.core.model import Finding, Severity
+from kubegap_lint.engine.run import LintResult
 from kubegap_lint.report.sanitize import safe_text
 
 _COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.NOTE: "cyan"}

@@ -25,8 +25,8 @@ def baseline_pieces(findings: Iterable[Any]) -> Iterator[str]:
     """The counted (unsuppressed) findings as a baseline document, a piece at a time; the
     findings must come sorted (LintResult.iter_findings). Same input, same bytes."""
     from kubegap_lint import __version__
+    from kubegap_lint.core.jsonpieces import json_with_lists
     from kubegap_lint.suppress.fingerprint import fingerprint
-    from kubegap_lint.report.jsonfmt import json_with_lists
 
     def entries() -> Iterator[dict[str, Any]]:
         for finding in findings:

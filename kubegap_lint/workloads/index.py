@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kubegap_lint.store.facts import DiskFacts, MemoryFacts
 from kubegap_lint.input.read import Resource
+from kubegap_lint.store.facts import DiskFacts, MemoryFacts
 
 MAX_ENV_VALUE_CHARS = 1024
 
@@ -41,7 +41,7 @@ class InputIndex:
     def add(self, resource: Resource) -> None:
         kind = resource.kind
         data = resource.data
-        spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+        spec: dict[str, Any] = data["spec"] if isinstance(data.get("spec"), dict) else {}
         name = resource.name
         if name is None:
             return
@@ -134,7 +134,7 @@ class InputIndex:
         found = self._lookup("config", (namespace, name), "ConfigMap", name, namespace)
         if found is None:
             found = self.facts.get("config", (None, name))
-        return found  # type: ignore[no-any-return]
+        return found
 
     def claim_exists(self, namespace: str | None, name: str) -> bool:
         if self.facts.has("claim", (namespace, name)) or self.facts.has("claim", (None, name)):
@@ -149,7 +149,7 @@ class InputIndex:
             first = self.facts.get("first", (kind, name))
             if first is not None:
                 found = self.facts.get("device", first)
-        return found  # type: ignore[no-any-return]
+        return found
 
 
 def _device_requests(claim_spec: Any) -> list[tuple[str, Any]]:
@@ -160,7 +160,7 @@ def _device_requests(claim_spec: Any) -> list[tuple[str, Any]]:
     for request in requests if isinstance(requests, list) else []:
         if not isinstance(request, dict):
             continue
-        exact = request.get("exactly") if isinstance(request.get("exactly"), dict) else request
+        exact: dict[str, Any] = request["exactly"] if isinstance(request.get("exactly"), dict) else request
         device_class = exact.get("deviceClassName")
         if isinstance(device_class, str):
             count = exact.get("count", 1) if exact.get("allocationMode", "ExactCount") == "ExactCount" else None
@@ -175,6 +175,7 @@ def selector_matches(selector: dict[str, Any] | None, labels: dict[str, Any]) ->
     match_labels = selector.get("matchLabels") or {}
     if not isinstance(match_labels, dict):
         return False
+    key: Any
     for key, value in match_labels.items():
         if str(labels.get(key)) != str(value) or key not in labels:
             return False

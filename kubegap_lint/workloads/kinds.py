@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from kubegap_lint.catalog.datafile import load_validated, schema_errors
+from kubegap_lint.core.datapaths import policies_dir
 from kubegap_lint.core.errors import DataFileError
 from kubegap_lint.input.parse import PositionIndex
-from kubegap_lint.core.datapaths import policies_dir
 
 Path_ = tuple[str, ...]
 

@@ -17,7 +17,6 @@ from typing import Any
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
 from kubegap_lint.workloads.index import selector_matches
 
-
 # torchrun flags accept both spellings (`--max-restarts`, `--max_restarts`) and `=` or a space.
 _FLAG_RE = {
     name: re.compile(r"(?:^|\s)--" + pattern + r"(?:=|\s+)(\"[^\"]*\"|'[^']*'|[^\s;&|)]+)")
@@ -209,7 +208,7 @@ def elastic_facts(view: dict[str, Any]) -> dict[str, Any] | None:
 
 def _same_quantity(a: Any, b: Any) -> bool | None:
     """Equal as Kubernetes quantities; None when either is unrendered or unreadable."""
-    from kubegap_lint.catalog.functions import parse_quantity
+    from kubegap_lint.core.quantity import parse_quantity
 
     left, right = parse_quantity(a), parse_quantity(b)
     if left is None or right is None:

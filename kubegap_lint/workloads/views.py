@@ -14,13 +14,12 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from kubegap_lint.workloads import shellwords
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
+from kubegap_lint.input.read import Resource
+from kubegap_lint.workloads import shellwords
 from kubegap_lint.workloads.index import InputIndex
 from kubegap_lint.workloads.kinds import KindRule, TemplateRule, get_path
-from kubegap_lint.input.read import Resource
 from kubegap_lint.workloads.viewfacts import add_resilience_facts
-
 
 _LAUNCHER_RE = re.compile(
     r"(?:^|[\s/;&|(\"'])(torchrun|torch\.distributed\.run|torch\.distributed\.launch|"
@@ -235,7 +234,7 @@ class ViewBuilder:
                   summary: dict[str, Any]) -> list[tuple[dict[str, Any], TemplateRule]]:
         pods: list[tuple[dict[str, Any], TemplateRule]] = []
         for rule in kind_rule.templates:
-            for role, base, entry, holder, replica_source in self._templates(resource, rule):
+            for role, base, _entry, holder, replica_source in self._templates(resource, rule):
                 pod = self._pod(resource, rule, role, base, holder, replica_source, summary)
                 if pod is not None:
                     pods.append((pod, rule))
@@ -327,7 +326,7 @@ class ViewBuilder:
             # Every command line and known env value, for scans such as object-store URLs.
             "text": "\n".join([c["command_line"] for c in containers]
                               + [v for c in containers for v in c["env"].values() if v]),
-            "launchers": sorted({l for c in containers for l in c["launchers"]}),
+            "launchers": sorted({name for c in containers for name in c["launchers"]}),
             "budgets": self._budgets(resource.namespace, labels),
             "workload": summary,
         }
@@ -483,7 +482,7 @@ class ViewBuilder:
         has_gpu = any(p["has_gpu"] for p in pods)
         max_pod_gpus = max((p["gpus"] for p in pods if p["has_gpu"] and p["gpus"] is not None), default=0)
         unknown_gpus = any(p["has_gpu"] and p["gpus"] is None for p in pods)
-        launchers = sorted({l for p in pods for l in p["launchers"]})
+        launchers = sorted({name for p in pods for name in p["launchers"]})
         torch_env = any(n in _DISTRIBUTED_ENV or n.startswith("PET_") for p in pods for n in p["env"])
         pytorch = resource.kind in _DISTRIBUTED_KINDS or bool(launchers) or torch_env
         many = pods_total is None or pods_total > 1 or max_pod_gpus > 1 or unknown_gpus

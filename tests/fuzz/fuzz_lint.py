@@ -21,18 +21,18 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 import atheris  # noqa: E402
 
 with atheris.instrument_imports():
+    import kubegap_lint.catalog.functions  # noqa: F401
+    import kubegap_lint.engine.evaluate  # noqa: F401
     import kubegap_lint.engine.run  # noqa: F401
     import kubegap_lint.input.parse  # noqa: F401
     import kubegap_lint.input.read  # noqa: F401
     import kubegap_lint.input.scan  # noqa: F401
-    import kubegap_lint.workloads.views  # noqa: F401
-    import kubegap_lint.engine.evaluate  # noqa: F401
-    import kubegap_lint.catalog.functions  # noqa: F401
     import kubegap_lint.report.jsonfmt  # noqa: F401
     import kubegap_lint.report.text  # noqa: F401
+    import kubegap_lint.workloads.views  # noqa: F401
 
-from kubegap_lint.engine.run import Linter  # noqa: E402
 from kubegap_lint.config.settings import Settings  # noqa: E402
+from kubegap_lint.engine.run import Linter  # noqa: E402
 from tests.fuzz.harness import check  # noqa: E402
 
 _LINTER = Linter(Settings(select=[p.id for p in Linter().catalog.policies]))

@@ -18,7 +18,7 @@ _CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 def file_lines(data: bytes) -> int:
     """Lines as an editor counts them: \\n, \\r\\n and a lone \\r end a line."""
-    from kubegap_lint.input.read import decode
+    from kubegap_lint.input.text import decode
 
     text, _ = decode(data)
     return len(re.split("\r\n|\r|\n", text)) if text else 1

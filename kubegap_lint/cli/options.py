@@ -1,0 +1,45 @@
+"""The options that several commands share, declared once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+# The report formats (report/formats.py registers a writer for each); kept here as plain names
+# so that building the command line imports no report module.
+FORMAT_NAMES = ["text", "json", "sarif", "github"]
+
+
+def _apply(command: Any, decorators: list[Callable[[Any], Any]]) -> Any:
+    for decorator in reversed(decorators):
+        command = decorator(command)
+    return command
+
+
+def config_options(command: Any) -> Any:
+    """--config, --no-config, --select, --ignore: shared by the commands that lint."""
+    return _apply(command, [
+        click.option("--config", "config_file", type=click.Path(dir_okay=False),
+                     help="Use this configuration file instead of the discovered one."),
+        click.option("--no-config", is_flag=True, help="Ignore configuration files."),
+        click.option("--select", multiple=True, help="Only these rules (ids or names, comma-separated)."),
+        click.option("--ignore", multiple=True, help="Skip these rules (ids or names, comma-separated)."),
+    ])
+
+
+def report_options(command: Any) -> Any:
+    """--format, --output, --fail-on, --no-color, --sarif-root, --sarif-category."""
+    return _apply(command, [
+        click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default="text", show_default=True,
+                     help="Output format (sarif: GitHub code scanning; github: workflow commands)."),
+        click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE."),
+        click.option("--fail-on", type=click.Choice(["error", "warning", "note"]), default=None,
+                     help="Lowest severity that makes the exit code 1 [default: warning]."),
+        click.option("--no-color", "no_colour", is_flag=True, help="Never colour the text output."),
+        click.option("--sarif-root", type=click.Path(exists=True, file_okay=False), default=None,
+                     help="SARIF URIs are relative to DIR [default: the git top level, else the current directory]."),
+        click.option("--sarif-category", default=None,
+                     help="SARIF runs[0].automationDetails.id, for several uploads on one commit."),
+    ])

@@ -1,0 +1,74 @@
+"""The output formats by name: one registry that every command reports through.
+
+Each writer takes the run's result and the report options and gives the report in pieces
+(written as they come) and any warnings for stderr. A new format is one module in report/
+and one entry here; writers import their module only when chosen, to keep start-up short.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kubegap_lint.engine.run import LintResult
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    colour: bool = False
+    show_suppressed: bool = False
+    params: dict[str, Any] | None = None
+    sarif_root: str | None = None
+    sarif_category: str | None = None
+
+
+@dataclass(frozen=True)
+class Report:
+    pieces: Iterable[str]
+    warnings: list[str]
+
+
+def _text(result: LintResult, options: ReportOptions) -> Report:
+    from kubegap_lint.report.text import text_lines
+
+    return Report(text_lines(result, colour=options.colour, show_suppressed=options.show_suppressed,
+                             params=options.params), [])
+
+
+def _json(result: LintResult, options: ReportOptions) -> Report:
+    from kubegap_lint.report.jsonfmt import json_pieces
+
+    return Report(json_pieces(result, options.params), [])
+
+
+def _sarif(result: LintResult, options: ReportOptions) -> Report:
+    from kubegap_lint.report.sarif import render_sarif
+    from kubegap_lint.report.sarif_paths import default_root
+
+    root = Path(options.sarif_root) if options.sarif_root else default_root()
+    report = render_sarif(result, root, options.sarif_category)
+    return Report([report.text], list(report.warnings))
+
+
+def _github(result: LintResult, options: ReportOptions) -> Report:
+    from kubegap_lint.report.github import github_lines
+
+    return Report(github_lines(result), [])
+
+
+FORMATS: dict[str, Callable[[LintResult, ReportOptions], Report]] = {
+    "text": _text,
+    "json": _json,
+    "sarif": _sarif,
+    "github": _github,
+}
+
+
+def render(fmt: str, result: LintResult, options: ReportOptions) -> Report:
+    return FORMATS[fmt](result, options)
+
+
+def names() -> Iterator[str]:
+    return iter(FORMATS)
