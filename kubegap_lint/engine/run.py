@@ -263,7 +263,8 @@ class _Run:
         self.views: list[tuple[int, dict[str, Any]]] = []
         self.workloads = 0
         params = linter.params
-        self.builder = ViewBuilder(self.index, params.get("gpu_resources", []), params.get("nccl_gpu_resources", []))
+        self.builder = ViewBuilder(self.index, params.get("gpu_resources", []), params.get("nccl_gpu_resources", []),
+                                   linter.kind_table, params.get("diagnostic_commands", []))
         self.interpreter = linter._interpreter()
 
     def take(self, item: Resource | InputFault) -> KindRule | None:
