@@ -19,7 +19,9 @@ from collections.abc import Iterable
 _SHELLS = frozenset(("sh", "bash", "dash", "ash", "zsh", "ksh"))
 # Words that only hold a script together; they change nothing a checkpoint would keep.
 _GLUE = frozenset(("echo", "printf", "true", "false", ":", "set", "export", "exit", "date",
-                   "hostname", "wait", "ls", "env", "sync"))
+                   "hostname", "wait", "ls", "env", "sync", "grep", "head"))
+# An MPI worker only runs an SSH daemon for the launcher: it is what the launcher runs.
+_FOLLOWERS = frozenset(("sshd",))
 # Keywords and prefixes before the program of a shell command.
 _PREFIX = frozenset(("while", "until", "do", "done", "then", "else", "fi", "if", "!", "{", "}",
                      "exec", "time", "nohup", "command"))
@@ -68,6 +70,36 @@ def script_is_diagnostic(script: str, programs: list[str]) -> bool:
     return bool(segments) and all(_segment_diagnostic(s, programs) for s in segments)
 
 
+def image_programs(image: object) -> list[str]:
+    """The programs an image's name suggests its entrypoint runs: the repository's last part
+    (`.../k8s-staging-perf-tests/sleep:v0.0.3`: sleep) and the tag's first word
+    (`cuda-sample:nbody-cuda11.7.1`: nbody; `k8s-samples:nvbandwidth-v0.7`: nvbandwidth)."""
+    if not isinstance(image, str) or not image:
+        return []
+    name = image.split("@", 1)[0]
+    repository, _, tag = name.rpartition(":") if ":" in name.rsplit("/", 1)[-1] else (name, "", "")
+    found = [repository.rsplit("/", 1)[-1]]
+    if tag:
+        found.append(tag.split("-", 1)[0])
+    return [f for f in found if f]
+
+
+def container_is_diagnostic(command: list[str], args: list[str], image: object, programs: list[str]) -> bool:
+    """A container runs only diagnostics or idles. Without `command` the image's entrypoint
+    runs: the args decide when they start with a diagnostic program (images without an
+    entrypoint, such as ubuntu), else the image's name does."""
+    if command:
+        return command_is_diagnostic(command + args, programs)
+    if args and command_is_diagnostic(args, programs):
+        return True
+    return any(_matches(name, programs) for name in image_programs(image))
+
+
+def container_follows(command: list[str]) -> bool:
+    """The container only serves another pod (an MPI worker's sshd)."""
+    return bool(command) and _program(command[0]) in _FOLLOWERS
+
+
 def command_is_diagnostic(words: list[str], programs: list[str]) -> bool:
     """A container's command and args (as words) run only diagnostics or idle."""
     if not words:
@@ -82,3 +114,18 @@ def command_is_diagnostic(words: list[str], programs: list[str]) -> bool:
             return script_is_diagnostic(script, programs)
         return False
     return _segment_diagnostic(list(words), programs)
+
+
+def diagnostic_verdict(containers: list[dict[str, object]], programs: list[str]) -> tuple[bool, bool]:
+    """(diagnostic, follows) for a pod's containers: every one runs only diagnostics or idles;
+    or every one only serves another pod (then the workload's other pods decide)."""
+    def words(value: object) -> list[str]:
+        return [str(v) for v in value if v is not None] if isinstance(value, list) else []
+
+    if not containers:
+        return False, False
+    follows = all(container_follows(words(c.get("command"))) for c in containers)
+    diagnostic = not follows and all(
+        container_is_diagnostic(words(c.get("command")), words(c.get("args")), c.get("image"), programs)
+        for c in containers)
+    return diagnostic, follows

@@ -47,6 +47,8 @@ class TemplateRule:
     counts_as_replicas: bool
     resource: Path_ | None = None  # an embedded resource read by its own kind entry (Katib)
     model: Path_ | None = None  # a container-like mapping in the inline spec (KServe predictor.model)
+    root_replicas: tuple[Path_, ...] = ()  # counts read from the resource root, not the entry
+    gpus: Path_ | None = None  # total GPUs the operator spreads over the pods (MPIJob v1alpha1)
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class KindRule:
     templates: tuple[TemplateRule, ...]
     claim_policies: Path_ | None = None  # JobSet volumeClaimPolicies: [{templates: [...]}]
     version: str | None = None  # only this apiVersion version (MPIJob kubeflow.org/v1alpha1)
+    merge: str | None = None  # trainer-runtime: judged merged with the runtime it names (trainjob.py)
 
     @property
     def found_by(self) -> str:
@@ -89,6 +92,8 @@ def _rule(entry: dict[str, Any]) -> KindRule:
             counts_as_replicas=bool(t.get("counts_as_replicas", False)),
             resource=_opt_path(t, "resource"),
             model=_opt_path(t, "model"),
+            root_replicas=tuple(split_path(p) for p in t.get("root_replicas", [])),
+            gpus=_opt_path(t, "gpus"),
         )
         for t in entry["templates"]
     )
@@ -101,6 +106,7 @@ def _rule(entry: dict[str, Any]) -> KindRule:
         claim_policies=_opt_path(entry, "claim_policies"),
         templates=templates,
         version=entry.get("version"),
+        merge=entry.get("merge"),
     )
 
 

@@ -236,11 +236,30 @@ class ViewBuilder:
     def pod_views(self, resource: Resource, kind_rule: KindRule,
                   summary: dict[str, Any]) -> list[tuple[dict[str, Any], TemplateRule]]:
         """The pods the table's entry reads, then any other pod template the walk finds."""
-        pods = self._table_pods(resource, resource.data, kind_rule, summary, "", 0)
+        pods = None
+        if kind_rule.merge == "trainer-runtime":
+            pods = self._runtime_pods(resource, summary)
+        if pods is None:
+            pods = self._table_pods(resource, resource.data, kind_rule, summary, "", 0)
         from kubegap_lint.workloads.walked import walked_pods
 
         pods.extend(walked_pods(self, resource, pods, summary))
         return pods
+
+    def _runtime_pods(self, resource: Resource, summary: dict[str, Any]) -> list[tuple[dict[str, Any], TemplateRule]] | None:
+        """A TrainJob's pods merged with its runtime when the input holds it; else None, and
+        `runtime_missing` says which runtime the rules that need it did not see."""
+        from kubegap_lint.workloads.trainjob import merged_pods, runtime_ref
+
+        ref = runtime_ref(resource.data)
+        if ref is None:
+            return None
+        runtime = self.index.training_runtime(ref[0], resource.namespace, ref[1])
+        if runtime is None:
+            summary["runtime_missing"] = {"kind": ref[0], "name": ref[1]}
+            return None
+        summary["runtime"] = {"kind": ref[0], "name": ref[1]}
+        return merged_pods(self, resource, runtime, ref[0], ref[1], summary)
 
     def _table_pods(self, resource: Resource, data: dict[str, Any], kind_rule: KindRule,
                     summary: dict[str, Any], prefix: str, depth: int) -> list[tuple[dict[str, Any], TemplateRule]]:
@@ -332,10 +351,10 @@ class ViewBuilder:
         path = ".".join(p for p in (base, rel) if p)
 
         if replicas == "table":
-            count = self._replicas(root if rule.each_key is None and rule.each_item is None else replica_source,
-                                   root, rule)
+            pod_count = self._replicas(root if rule.each_key is None and rule.each_item is None else replica_source,
+                                       root, rule)
         else:
-            count = replicas if isinstance(replicas, int) else None
+            pod_count = replicas if isinstance(replicas, int) else None
         containers = [self._container(resource, spec, c, i, role, path)
                       for i, c in enumerate(as_list(spec.get("containers"))) if isinstance(c, dict)]
         init_containers: list[dict[str, Any]] = []
@@ -355,6 +374,10 @@ class ViewBuilder:
                 gpus = None
             else:
                 gpus += container["gpus"]
+        if rule.gpus is not None and not accelerators and get_path(root, rule.gpus) is not None:
+            # The operator gives each pod a share of spec.gpus (its own gpusPerNode flag, not
+            # in the manifest): GPU pods, how many GPUs each and how many pods unknown.
+            accelerators, gpus, pod_count = {"nvidia.com/gpu": None}, None, None
         has_gpu = bool(accelerators)
         env: dict[str, str | None] = {}
         for container in containers:
@@ -368,7 +391,7 @@ class ViewBuilder:
             "label": "pods" if role == "pod" else f"{role} pods",
             "gpus_text": self._gpus_text(accelerators, gpus if has_gpu else 0),
             "path": path,
-            "replicas": count,
+            "replicas": pod_count,
             "gpus": gpus if has_gpu else 0,
             "has_gpu": has_gpu,
             "nccl_gpu": any(self.is_nccl_resource(n) or n.startswith("dra:") for n in accelerators),
@@ -390,12 +413,11 @@ class ViewBuilder:
             "budgets": self._budgets(resource.namespace, labels),
             "workload": summary,
         }
-        from kubegap_lint.workloads.diagnostic import command_is_diagnostic
+        from kubegap_lint.workloads.diagnostic import diagnostic_verdict
 
         # Every container (sidecars too) only runs a diagnostic or idles: class diagnostic.
-        pod["diagnostic"] = bool(containers) and all(
-            c["raw"].get("command") is not None and command_is_diagnostic(c["words"], self.diagnostic_commands)
-            for c in containers)
+        pod["diagnostic"], pod["follows"] = diagnostic_verdict(
+            [c["raw"] for c in containers], self.diagnostic_commands)
         self.read_nodes.update((id(anchor), id(spec)))
         positions.alias(pod, anchor)
         return pod
@@ -414,6 +436,10 @@ class ViewBuilder:
         for path in rule.replicas:
             raw = get_path(source, path)
             value = rule.default_replicas if raw is None else as_count(raw)
+            total = None if value is None or total is None else total * value
+        for path in rule.root_replicas:
+            raw = get_path(root, path)
+            value = 1 if raw is None else as_count(raw)
             total = None if value is None or total is None else total * value
         if rule.less_one_when is not None and total is not None and get_path(root, rule.less_one_when) is not None:
             groups = None
@@ -514,6 +540,8 @@ class ViewBuilder:
             "training": rule.workload_class == "training",
             "serving": rule.workload_class == "serving",
             "found_by": rule.found_by,
+            "runtime": None,
+            "runtime_missing": None,
         }
         claim_templates = as_list(get_path(data, rule.claim_templates)) if rule.claim_templates else []
         if rule.claim_policies:
@@ -553,6 +581,10 @@ class ViewBuilder:
         gpu_pod_views = [p for p in pods if p["has_gpu"]]
         # Every GPU pod only runs a diagnostic or idles: class diagnostic (the checkpoint and
         # restart rules skip it); `training` and `serving` still say what the kind is.
+        leading = [p for p in pods if not p["follows"]]
+        if leading and all(p["diagnostic"] for p in leading):
+            for pod in pods:  # MPI workers that only run sshd do what the launcher runs
+                pod["diagnostic"] = True
         diagnostic = bool(gpu_pod_views) and all(p["diagnostic"] for p in gpu_pod_views)
         if diagnostic:
             summary["class"] = "diagnostic"
