@@ -173,6 +173,9 @@ class ViewBuilder:
         self.diagnostic_commands = list(diagnostic_commands or [])
         self.claim_names: set[str] = set()  # volumeClaimTemplates of the workload being built
         self.read_nodes: set[int] = set()  # ids of the templates the table read (not walked again)
+        self.placeholders: list[dict[str, Any]] = []  # unrendered counts of the workload being built
+        self._count_base = ""  # view path of the entry counts are read from (for KG008's field)
+        self._count_root: Any = None  # the resource root: paths from it are not prefixed
 
     # -- accelerators -------------------------------------------------------------------
     def is_gpu_resource(self, name: str) -> bool:
@@ -351,6 +354,7 @@ class ViewBuilder:
         path = ".".join(p for p in (base, rel) if p)
 
         if replicas == "table":
+            self._count_base = base if rule.each_key is not None or rule.each_item is not None else prefix
             pod_count = self._replicas(root if rule.each_key is None and rule.each_item is None else replica_source,
                                        root, rule)
         else:
@@ -433,13 +437,16 @@ class ViewBuilder:
 
     def _replicas(self, source: dict[str, Any], root: dict[str, Any], rule: TemplateRule) -> int | None:
         total: int | None = 1
+        self._count_root = root
         for path in rule.replicas:
             raw = get_path(source, path)
             value = rule.default_replicas if raw is None else as_count(raw)
+            self._note_placeholder(source, path, raw, value)
             total = None if value is None or total is None else total * value
         for path in rule.root_replicas:
             raw = get_path(root, path)
             value = 1 if raw is None else as_count(raw)
+            self._note_placeholder(root, path, raw, value)
             total = None if value is None or total is None else total * value
         if rule.less_one_when is not None and total is not None and get_path(root, rule.less_one_when) is not None:
             groups = None
@@ -448,6 +455,17 @@ class ViewBuilder:
                 groups = rule.default_replicas if first is None else as_count(first)
             total = None if groups is None else total - groups
         return total
+
+    def _note_placeholder(self, holder: dict[str, Any], path: tuple[str, ...], raw: Any, value: int | None) -> None:
+        """Remember a count that is an unrendered placeholder, once per field (KG008)."""
+        from kubegap_lint.workloads.placeholders import is_placeholder
+
+        if value is None and is_placeholder(raw):
+            parent = get_path(holder, path[:-1]) if len(path) > 1 else holder
+            base = "" if holder is self._count_root else self._count_base
+            entry = {"field": ".".join(p for p in (base, ".".join(path)) if p), "value": str(raw), "node": parent}
+            if not any(e["field"] == entry["field"] and e["node"] is parent for e in self.placeholders):
+                self.placeholders.append(entry)
 
     def _container(self, resource: Resource, spec: dict[str, Any], raw: dict[str, Any], position: int,
                    role: str, pod_path: str, init: bool = False) -> dict[str, Any]:
@@ -549,6 +567,7 @@ class ViewBuilder:
                 claim_templates = claim_templates + as_list(as_dict(policy).get("templates"))
         self.claim_names = {str(as_dict(as_dict(c).get("metadata")).get("name")) for c in claim_templates}
         self.read_nodes = set()
+        self.placeholders = []
         pod_rules = self.pod_views(resource, rule, summary)
         pods = [pod for pod, _ in pod_rules]
         if not pods:
@@ -556,7 +575,9 @@ class ViewBuilder:
         pods_total: int | None = 0
         gpus_total: int | None = 0
         for pod in pods:
-            if pod["replicas"] is None or pods_total is None:
+            if str(pod["role"]).endswith("initializer"):
+                pass  # Trainer's dataset and model initializers finish before training starts
+            elif pod["replicas"] is None or pods_total is None:
                 pods_total = None
             else:
                 pods_total += pod["replicas"]
@@ -606,6 +627,7 @@ class ViewBuilder:
             "distributed_pytorch": pytorch and many,
             "launchers": launchers,
             "diagnostic": diagnostic,
+            "unrendered_counts": list(self.placeholders),
         })
         # An explicit `--backend gloo` on every GPU pod means PyTorch's NCCL watchdog and flight
         # recorder are not in play; any other choice (or none) leaves them in scope.
