@@ -18,7 +18,7 @@ from kubegap_lint.core.coerce import as_count
 # Deeper than any real CRD nests a pod template; bounds the walk on hostile input.
 _MAX_DEPTH = 40
 # Keys whose values are pod templates or specs by name, not the role of the pods they make.
-_STRUCTURAL = frozenset(("template", "spec", "podTemplate", "podSpec", "templateSpec"))
+STRUCTURAL = frozenset(("template", "spec", "podTemplate", "podSpec", "templateSpec"))
 
 
 @dataclass(frozen=True)
@@ -32,16 +32,25 @@ class Found:
     replicas: int | None  # a sibling `replicas` of the template, else 1; None when unreadable
 
 
-def is_pod_spec(value: Any) -> bool:
-    """A `containers` list whose entries are mappings and at least one has `image` or `resources`."""
+def _containers(value: Any) -> list[dict[str, Any]] | None:
     if not isinstance(value, dict):
-        return False
+        return None
     containers = value.get("containers")
-    if not isinstance(containers, list) or not containers:
-        return False
-    if not all(isinstance(c, dict) for c in containers):
-        return False
-    return any("image" in c or "resources" in c for c in containers)
+    if not isinstance(containers, list) or not containers or not all(isinstance(c, dict) for c in containers):
+        return None
+    return containers
+
+
+def is_pod_spec(value: Any) -> bool:
+    """A `containers` list of mappings, at least one with `image` or `resources` (a pod spec
+    written anywhere, whatever its key)."""
+    containers = _containers(value)
+    return containers is not None and any("image" in c or "resources" in c for c in containers)
+
+
+def is_template_spec(value: Any) -> bool:
+    """The `spec` of a pod template: a `containers` list of mappings (the key says what it is)."""
+    return _containers(value) is not None
 
 
 def _join(base: str, key: str) -> str:
@@ -60,7 +69,7 @@ def _role(steps: list[str | int], holders: list[Any]) -> str:
                     if isinstance(entry.get(key), str):
                         return str(entry[key])
             continue
-        if step not in _STRUCTURAL:
+        if step not in STRUCTURAL:
             return step
     return "pod"
 
@@ -81,11 +90,11 @@ def walk(data: Any, skip: frozenset[int] = frozenset()) -> Iterator[Found]:
             continue
         if isinstance(node, dict):
             spec = node.get("spec")
-            if is_pod_spec(spec) and id(spec) not in skip:
+            if is_template_spec(spec) and id(spec) not in skip:
                 parent = holders[-2] if len(holders) > 1 else None
                 yield Found(path, node, True, _role(steps, holders), _replicas(parent))
                 continue
-            if is_pod_spec(node) and path != "" and not (steps and steps[-1] == "spec"):
+            if is_pod_spec(node) and path != "":
                 parent = holders[-2] if len(holders) > 1 else None
                 yield Found(path, node, False, _role(steps, holders), _replicas(parent))
                 continue

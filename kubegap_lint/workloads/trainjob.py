@@ -21,14 +21,12 @@ the runtime, so every message says both.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
 from kubegap_lint.input.read import Resource
+# `builder` is a views.ViewBuilder (not imported: views imports this module).
 from kubegap_lint.workloads.kinds import TemplateRule
-
-if TYPE_CHECKING:
-    from kubegap_lint.workloads.views import ViewBuilder
 
 _ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 _AS_TEMPLATE = TemplateRule("pod", None, None, None, (), None, None, (), 1, None, False)
@@ -110,7 +108,7 @@ def _is_trainer_job(job: dict[str, Any], jobs: list[Any]) -> bool:
     return job.get("name") == "node"
 
 
-def merged_pods(builder: ViewBuilder, resource: Resource, runtime: dict[str, Any], runtime_kind: str,
+def merged_pods(builder: Any, resource: Resource, runtime: dict[str, Any], runtime_kind: str,
                 runtime_name: str, summary: dict[str, Any]) -> list[tuple[dict[str, Any], TemplateRule]]:
     """The pods of a TrainJob merged with its runtime."""
     data = resource.data
