@@ -47,7 +47,7 @@ def not_judged_notes(note: Policy, policies: list[Policy], view: dict[str, Any],
             f"{missing['kind']} {missing['name']} is not in the input: the pods of {ref.display()} are "
             f"that runtime's template merged with it, so {', '.join(runtime)} did not judge them "
             "(lint the runtime with the TrainJob)",
-            view["resource"].get("spec"), "runtime"))
+            (view["resource"].get("spec") or {}).get("runtimeRef"), "runtime"))
     for message, node, key in wanted:
         position = (resource.positions.anchor(node) if isinstance(node, (dict, list)) else None) or resource.start
         yield Finding(
