@@ -232,6 +232,8 @@ class ViewBuilder:
                 if isinstance(entry, dict):
                     role = get_path(entry, rule.role_key)
                     role_text = str(role) if role is not None else str(position)
+                    if rule.role:  # two templates per entry (kthena entry and worker)
+                        role_text = f"{role_text} {rule.role}"
                     yield role_text, f"{'.'.join(rule.each_item)}[{position}]", entry, entry, entry
         else:
             yield str(rule.role), "", data, data, data
@@ -392,7 +394,7 @@ class ViewBuilder:
             "role": role,
             "found_by": None,  # set by the caller: the table entry, or the walk
             "embedded": None,
-            "label": "pods" if role == "pod" else f"{role} pods",
+            "label": "pods" if role in ("pod", "pods") else f"{role} pods",
             "gpus_text": self._gpus_text(accelerators, gpus if has_gpu else 0),
             "path": path,
             "replicas": pod_count,
