@@ -25,12 +25,21 @@ from typing import Any
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
 from kubegap_lint.input.read import Resource
+
 # `builder` is a views.ViewBuilder (not imported: views imports this module).
 from kubegap_lint.workloads.kinds import TemplateRule
 
 _ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 _AS_TEMPLATE = TemplateRule("pod", None, None, None, (), None, None, (), 1, None, False)
 _LISTS_BY_NAME = ("volumes", "containers", "initContainers")
+
+
+def override_nodes(data: dict[str, Any]) -> list[Any]:
+    """The TrainJob's override entries: shaped like pod templates, they are not pods (the walk
+    skips them)."""
+    spec = as_dict(data.get("spec"))
+    return [e for key in ("podTemplateOverrides", "podSpecOverrides", "runtimePatches")
+            for e in as_list(spec.get(key))]
 
 
 def runtime_ref(data: dict[str, Any]) -> tuple[str, str] | None:

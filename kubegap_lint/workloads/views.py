@@ -254,8 +254,9 @@ class ViewBuilder:
     def _runtime_pods(self, resource: Resource, summary: dict[str, Any]) -> list[tuple[dict[str, Any], TemplateRule]] | None:
         """A TrainJob's pods merged with its runtime when the input holds it; else None, and
         `runtime_missing` says which runtime the rules that need it did not see."""
-        from kubegap_lint.workloads.trainjob import merged_pods, runtime_ref
+        from kubegap_lint.workloads.trainjob import merged_pods, override_nodes, runtime_ref
 
+        self.read_nodes.update(id(node) for node in override_nodes(resource.data))
         ref = runtime_ref(resource.data)
         if ref is None:
             return None

@@ -11,6 +11,7 @@ from typing import Any
 
 from kubegap_lint.input.read import Resource
 from kubegap_lint.workloads.discover import STRUCTURAL, walk
+
 # `builder` is a views.ViewBuilder (not imported: views imports this module).
 from kubegap_lint.workloads.kinds import TemplateRule
 
