@@ -26,7 +26,7 @@ _LAUNCHER_RE = re.compile(
     r"accelerate\s+launch|deepspeed)(?=$|[\s;&|)\"'])"
 )
 _DISTRIBUTED_ENV = ("MASTER_ADDR", "WORLD_SIZE")
-_DISTRIBUTED_KINDS = frozenset(("PyTorchJob", "TrainJob", "ElasticJob"))
+_DISTRIBUTED_KINDS = frozenset(("PyTorchJob", "TrainJob", "ElasticJob", "HyperPodPyTorchJob"))
 _EXPORT_RE = re.compile(r"(?:^|[\s;&|(])(?:export\s+)?([A-Z][A-Z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;&|)]*)")
 _MPI_X_RE = re.compile(r"(?:^|\s)-x\s+([A-Za-z_][A-Za-z0-9_]*)(?:=([^\s;&|)]*))?")
 _VOLUME_META_KEYS = frozenset(("name",))
