@@ -357,6 +357,7 @@ DEFAULTS = ["sleep", "nvidia-smi", "clinfo", "rocm-smi", "rocminfo", "dcgmi", "*
     (["bash", "-c", "tail -f /dev/null"], True),
     (["mpirun", "-np", "16", "-x", "NCCL_DEBUG=INFO", "/opt/nccl-tests/build/all_reduce_perf", "-b", "8"], True),
     (["/usr/bin/nvbandwidth", "-t", "0"], True),
+    (["sh", "-c", "echo start\nexec mpirun \\\n  -np 4 \\\n  nvbandwidth -t multinode_device_to_device_memcpy_read_ce\n"], True),
     (["torchrun", "--nproc-per-node=8", "train.py"], False),
     (["bash", "-c", "nvidia-smi; python train.py"], False),
     (["mpirun", "-np", "16", "python", "train.py"], False),

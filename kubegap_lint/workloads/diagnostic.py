@@ -65,6 +65,7 @@ def _segment_diagnostic(words: list[str], programs: list[str]) -> bool:
 
 def script_is_diagnostic(script: str, programs: list[str]) -> bool:
     """Every command of a shell script is a diagnostic, glue or idle (and there is one)."""
+    script = re.sub(r"\\\r?\n", " ", script)  # a line that ends in `\` goes on on the next
     segments = [s.split() for s in _SEPARATORS.split(script)]
     segments = [s for s in segments if s]
     return bool(segments) and all(_segment_diagnostic(s, programs) for s in segments)
