@@ -357,10 +357,17 @@ def test_file_outside_the_sarif_root_is_one_line_and_exit_2(tmp_path: Path) -> N
     lines = proc.stderr.decode().splitlines()
     assert len(lines) == 1 and "outside the SARIF root" in lines[0] and str(outside) in lines[0]
     assert proc.stdout == b""
-    proc = run_cli("--format", "sarif", "-", stdin=GPU_JOB.read_bytes())
-    assert proc.returncode == 2
-    lines = proc.stderr.decode().splitlines()
-    assert len(lines) == 1 and "stdin" in lines[0]
+
+
+def test_stdin_is_never_refused_its_findings_have_no_location() -> None:
+    log, proc = sarif_of("-", "--select", "KG201", stdin=GPU_JOB.read_bytes())
+    assert proc.returncode == 1, proc.stderr
+    results = log["runs"][0]["results"]
+    assert [r["ruleId"] for r in results] == ["KG201"]
+    assert "locations" not in results[0]
+    assert results[0]["properties"]["unplacedLocation"]["path"] == "<stdin>"
+    if SCHEMA.is_file():
+        assert schema_problems(log) == []
 
 
 def test_default_root_is_the_git_top_level(tmp_path: Path) -> None:

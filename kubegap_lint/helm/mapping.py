@@ -74,7 +74,7 @@ class ChartIndex:
                     found.append((name, folder))
         return sorted(found, key=lambda item: (item[1].count(os.sep), item[1]))
 
-    def _charts(self, name: str) -> Iterable[str]:
+    def charts(self, name: str) -> Iterable[str]:
         for chart, folder in self.named:
             if chart == name:
                 yield folder
@@ -89,7 +89,7 @@ class ChartIndex:
         parts = [p for p in source.replace("\\", "/").split("/") if p]
         if len(parts) < 2 or any(p == ".." for p in parts):
             return None
-        for folder in self._charts(parts[0]):
+        for folder in self.charts(parts[0]):
             found = _inside(folder, parts[1:])
             if found is not None:
                 return found
@@ -152,8 +152,7 @@ class TemplateMapper:
 
     def map(self, finding: Finding) -> Finding:
         """The finding with its primary location moved to the template file, when one is found."""
-        # Input faults (KG0xx) are about the rendered text itself: they stay where they are.
-        if finding.template is None or finding.resource is None or finding.rendered_location:
+        if finding.template is None or finding.rendered_location:
             return finding
         from kubegap_lint.helm.template_lines import locate
 
@@ -161,8 +160,8 @@ class TemplateMapper:
             self._charts = ChartIndex(self.chart_dirs)
         path = self._charts.resolve(finding.template)
         text = self._charts.template_text(path) if path else None
-        if path is None or text is None:
-            return finding
+        if path is None or text is None or finding.resource is None:
+            return self._fallback(finding, path if text is not None else None)
         rank, count = self._rank(finding.location.path, finding.template, finding.resource.kind,
                                  finding.document_index or 0)
         match = locate(text, finding.resource.kind, rank, count, finding.key_path)
@@ -172,3 +171,20 @@ class TemplateMapper:
             rendered_location=finding.location,
             approximate=finding.approximate or match.approximate,
         )
+
+    def _fallback(self, finding: Finding, template: str | None) -> Finding:
+        """A finding that cannot be placed on a template line. On a rendered file it stays there
+        (input faults, KG0xx, are about the rendered text itself); on a stream that is no file
+        (stdin, an in-process render) it points at the template its `# Source:` names, else at
+        its chart's Chart.yaml, line 1, approximate: every finding keeps a place in the
+        repository (SARIF needs one), and the rendered place is kept beside it."""
+        if os.path.isfile(finding.location.path) or finding.template is None:
+            return finding
+        target = template
+        if target is None and self._charts is not None:
+            chart = finding.template.replace("\\", "/").split("/", 1)[0]
+            target = next((os.path.join(folder, "Chart.yaml") for folder in self._charts.charts(chart)), None)
+        if target is None:
+            return finding
+        return replace(finding, location=Location(_display(target), 1, 1), rendered_location=finding.location,
+                       approximate=True)

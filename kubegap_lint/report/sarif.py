@@ -9,6 +9,7 @@ errors as tool execution notifications. Built with sarif-om's classes and writte
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -219,7 +220,12 @@ class _Builder:
 
     def finding(self, finding: Finding) -> Any:
         om = _om()
-        uri = self.mapper.require(finding.location.path)
+        # Never refused: a finding with no place in the repository (stdin, a render nobody kept)
+        # is written without a location, its place kept in the properties.
+        uri = self.mapper.uri(finding.location.path)
+        real = self.mapper.file_path(finding.location.path) if uri is None else None
+        if real is not None and os.path.isfile(real):
+            self.mapper.require(finding.location.path)  # a real file outside the root: the user's mistake
         message = f"{finding.resource.display()}: {finding.message}" if finding.resource else finding.message
         related = None
         properties: dict[str, Any] = {}
@@ -237,6 +243,9 @@ class _Builder:
         line_hash = self.sources.line_hash(finding.location.path, finding.location.line)
         if line_hash is not None:
             fingerprints[LINE_HASH_KEY] = line_hash
+        if uri is None:
+            loc = finding.location
+            properties["unplacedLocation"] = {"path": loc.path, "line": loc.line, "column": loc.column}
         properties.update(self._finding_properties(finding))
         suppressions = None
         if finding.suppression is not None:
@@ -254,7 +263,7 @@ class _Builder:
             rule_index=self.rule_index[finding.rule_id],
             level=finding.severity.value,
             message=sarif(om.Message, text=message),
-            locations=[sarif(om.Location, physical_location=self.physical(finding.location, uri))],
+            locations=[sarif(om.Location, physical_location=self.physical(finding.location, uri))] if uri else None,
             related_locations=related,
             partial_fingerprints=fingerprints,
             suppressions=suppressions,
