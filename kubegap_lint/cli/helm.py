@@ -35,6 +35,9 @@ from kubegap_lint.cli.options import config_options, report_options
 @click.option("--include-crds", is_flag=True, help="Lint the chart's crds/ too (as helm template --include-crds).")
 @click.option("--helm", "helm_path", metavar="PATH", default=None,
               help="Render with this helm binary instead of in-process (`--helm helm`: the one on PATH).")
+@click.option("--keep-rendered", "keep_rendered", metavar="DIR", type=click.Path(file_okay=False),
+              help="Write each chart's rendered stream to DIR/CHART.yaml; findings point there when no"
+                   " template line holds them (SARIF related locations too).")
 @click.option("--from-files", is_flag=True,
               help="CHARTS are files (as pre-commit passes them): lint each chart they belong to once.")
 @click.option("--allow-missing-helm", is_flag=True,
@@ -44,7 +47,8 @@ from kubegap_lint.cli.options import config_options, report_options
 def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[str, ...],
                  set_strings: tuple[str, ...], set_files: tuple[str, ...],
                  release: str | None, namespace: str | None, kube_version: str | None,
-                 api_versions: tuple[str, ...], include_crds: bool, helm_path: str | None, from_files: bool,
+                 api_versions: tuple[str, ...], include_crds: bool, helm_path: str | None,
+                 keep_rendered: str | None, from_files: bool,
                  allow_missing_helm: bool, fmt: str, output: str | None, fail_on: str | None,
                  select: tuple[str, ...], ignore: tuple[str, ...], no_colour: bool,
                  config_file: str | None = None, no_config: bool = False, sarif_root: str | None = None,
@@ -84,7 +88,8 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     for chart in chosen:
         try:
             text = render(helm, chart, options) if helm else render_in_process(chart, options)
-            rendered.append((f"<helm template {chart}>", text))
+            rendered.append((_kept(keep_rendered, chart, text, rendered) if keep_rendered
+                             else f"<helm template {chart}>", text))
         except HelmMissing as exc:
             fail(str(exc))
         except HelmError as exc:
@@ -98,3 +103,23 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     result = linter.lint_texts(rendered)
     result.errors[:0] = errors
     report_and_exit(result, linter, fmt, output, no_colour, False, sarif_root, sarif_category)
+
+
+def _kept(folder: str, chart: str, text: str, done: list[tuple[str, str]]) -> str:
+    """Write a render to DIR/<chart folder name>.yaml (numbered when two charts share a name);
+    the path, as findings show it."""
+    name = os.path.basename(os.path.normpath(chart)).removesuffix(".tgz") or "chart"
+    path = os.path.join(folder, f"{name}.yaml")
+    taken = {shown for shown, _ in done}
+    number = 2
+    while os.path.relpath(path) in taken or path in taken:
+        path = os.path.join(folder, f"{name}-{number}.yaml")
+        number += 1
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(path, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}")
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative.replace(os.sep, "/")

@@ -50,7 +50,8 @@ def find_helm(explicit: str | None = None) -> str:
         found = shutil.which(explicit)
         if found:
             return found
-        raise HelmMissing(f"helm not found at {explicit}: name an executable helm binary with --helm PATH")
+        raise HelmMissing(f"helm not found at {explicit}: name an executable helm binary with --helm PATH,"
+                          " or drop --helm to render in-process")
     found = shutil.which("helm")
     if found is None:
         raise HelmMissing("no `helm` on PATH: name the helm binary with --helm PATH, or drop --helm to"
