@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -83,13 +84,18 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
 
     options = RenderOptions(list(values), list(sets), release, namespace, list(set_strings), list(set_files),
                             kube_version, list(api_versions), include_crds)
+    from kubegap_lint.helm.marked import exact_lines
+
     rendered: list[tuple[str, str]] = []
+    places: dict[str, dict[int, Any]] = {}
     errors: list[InputError] = []
     for chart in chosen:
         try:
             text = render(helm, chart, options) if helm else render_in_process(chart, options)
-            rendered.append((_kept(keep_rendered, chart, text, rendered) if keep_rendered
-                             else f"<helm template {chart}>", text))
+            shown = _kept(keep_rendered, chart, text, rendered) if keep_rendered else f"<helm template {chart}>"
+            rendered.append((shown, text))
+            if not helm:  # the tool renders: it can learn the exact template lines
+                places[shown] = exact_lines(chart, options, text)
         except HelmMissing as exc:
             fail(str(exc))
         except HelmError as exc:
@@ -100,6 +106,7 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     settings = resolved.settings
     settings.chart_dirs = [chart for chart in chosen if os.path.isdir(chart)]
     linter = Linter(settings, catalog=catalog)
+    linter.template_places = places
     result = linter.lint_texts(rendered)
     result.errors[:0] = errors
     report_and_exit(result, linter, fmt, output, no_colour, False, sarif_root, sarif_category)

@@ -79,16 +79,17 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
     sources, charts = split_chart_sources(sources)
     with tempfile.TemporaryDirectory(prefix="kubegap-lint-") as scratch:
         if charts and not skip_chart_templates:
-            sources += _rendered_charts(charts, scratch, errors)
+            sources += _rendered_charts(charts, scratch, errors, linter.template_places)
             settings.chart_dirs.extend(charts)
         result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
     report_and_exit(result, linter, fmt, output, no_colour, show_suppressed, sarif_root, sarif_category)
 
 
-def _rendered_charts(charts: list[str], scratch: str, errors: list) -> list:
+def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict) -> list:
     """Each chart rendered in-process with its default values (a file in `scratch`, read as a
     source), or, without the Helm engine, none and one note on how to lint them."""
     from kubegap_lint.core.model import InputError
+    from kubegap_lint.helm.marked import exact_lines
     from kubegap_lint.helm.render import HelmError, RenderOptions
     from kubegap_lint.helm.sdk import available, render
     from kubegap_lint.input.sources import Source
@@ -108,7 +109,9 @@ def _rendered_charts(charts: list[str], scratch: str, errors: list) -> list:
         path = os.path.join(scratch, f"{number}.yaml")
         with open(path, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
-        found.append(Source(f"<helm template {chart}>", path))
+        shown = f"<helm template {chart}>"
+        places[shown] = exact_lines(chart, RenderOptions(), text)
+        found.append(Source(shown, path))
     return found
 
 

@@ -15,6 +15,7 @@ import re
 from array import array
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import Any
 
 from kubegap_lint.core.model import Finding, Location
 from kubegap_lint.input.read import Resource
@@ -130,8 +131,10 @@ class TemplateMapper:
     template rendered, of the same kind, in the same file: only those numbers are kept);
     `map` a finding once the whole input has been noted."""
 
-    def __init__(self, chart_dirs: Iterable[str] = ()) -> None:
+    def __init__(self, chart_dirs: Iterable[str] = (), places: dict[str, dict[int, Any]] | None = None) -> None:
         self.chart_dirs = list(chart_dirs)
+        # Exact places from a marked render (marked.Place by rendered line), by rendered stream.
+        self.places = places or {}
         self._charts: ChartIndex | None = None
         # Ascending document numbers (resources are noted in reading order): 8 bytes each.
         self.documents: dict[tuple[str, str, str], array[int]] = {}
@@ -154,6 +157,10 @@ class TemplateMapper:
         """The finding with its primary location moved to the template file, when one is found."""
         if finding.template is None or finding.rendered_location:
             return finding
+        place = self.places.get(finding.location.path, {}).get(finding.location.line)
+        if place is not None and finding.resource is not None:
+            return replace(finding, location=Location(place.path, place.line, place.column),
+                           rendered_location=finding.location, approximate=finding.approximate or place.approximate)
         from kubegap_lint.helm.template_lines import locate
 
         if self._charts is None:
