@@ -131,7 +131,7 @@ def _pairs(plain: Any, marked: Any, plain_pos: Any, marked_pos: Any) -> Iterator
                 yield a.line, b.line
             yield from _pairs(value, marked[key], plain_pos, marked_pos)
     elif isinstance(plain, list) and isinstance(marked, list) and len(plain) == len(marked):
-        for one, other in zip(plain, marked):
+        for one, other in zip(plain, marked, strict=True):
             a, b = plain_pos.node(one), marked_pos.node(other)
             if a is not None and b is not None:
                 yield a.line, b.line
@@ -165,7 +165,7 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str]) -> dict[
     ends = [r.start.line for r in marked[1:]] + [len(marked_lines) + 1]
     texts: dict[str, list[str]] = {}
     table: dict[int, Place] = {}
-    for one, other, end in zip(plain, marked, ends):
+    for one, other, end in zip(plain, marked, ends, strict=True):
         pairs = list(_pairs(one.data, other.data, one.positions, other.positions))
         for plain_line, marked_line in pairs:
             found = None
