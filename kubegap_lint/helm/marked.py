@@ -9,9 +9,11 @@ positions, and any disagreement between the two (another document count, kind or
 the marked positions for that chart, so the static matching (template_lines.py) takes over.
 
 Lines that a marker could change are never marked: inside an action that spans lines, inside a
-`define`, inside a block scalar, a line ending in `-}}` (it would glue the marker to the next
-output), pure control lines (`if`, `range`, `end`...), and partials (their text is included
-into values such as names). NOTES.txt is not marked either.
+`define` (its text may be compared or cut), inside a block scalar, a line ending in `-}}` (it
+would glue the marker to the next output), pure control lines (`if`, `range`, `end`...), and
+partials (their text lands in names and conditions: content a helper writes goes to the
+`include` line, flagged). NOTES.txt is not marked. A document whose two renders differ in shape
+keeps the static matching.
 """
 
 from __future__ import annotations
@@ -55,10 +57,10 @@ def _pure_control(text: str) -> bool:
 def mark_template(text: str, file_id: int) -> str:
     """The template with a marker at the end of every line a marker cannot change."""
     out: list[str] = []
-    depth = 0
-    define_depth: int | None = None
     open_actions = 0
     block_indent: int | None = None
+    depth = 0
+    define_depth: int | None = None
     for number, line in enumerate(text.split("\n"), start=1):
         indent = len(line) - len(line.lstrip(" "))
         in_block = block_indent is not None and (not line.strip() or indent > block_indent)
@@ -66,10 +68,9 @@ def mark_template(text: str, file_id: int) -> str:
             block_indent = None
         was_inside = open_actions > 0 or define_depth is not None
         open_actions = max(0, open_actions + line.count("{{") - line.count("}}"))
-        opens, ends = len(_OPEN_RE.findall(line)), len(_END_RE.findall(line))
         if define_depth is None and _DEFINE_RE.search(line):
             define_depth = depth
-        depth += opens - ends
+        depth += len(_OPEN_RE.findall(line)) - len(_END_RE.findall(line))
         inside_define = define_depth is not None
         if define_depth is not None and depth <= define_depth:
             define_depth = None
@@ -138,6 +139,19 @@ def _pairs(plain: Any, marked: Any, plain_pos: Any, marked_pos: Any) -> Iterator
             yield from _pairs(one, other, plain_pos, marked_pos)
 
 
+def _same(plain: Any, marked: Any) -> bool:
+    """The two documents have the same shape: the same keys in the same order, lists of the
+    same lengths. Scalars may differ: a marker inside a quoted or block scalar becomes part of
+    it, and charts draw random names and UUIDs (randAlphaNum, uuidv4, now) on every render."""
+    if isinstance(plain, dict):
+        return isinstance(marked, dict) and list(plain) == list(marked) and all(
+            _same(value, marked[key]) for key, value in plain.items())
+    if isinstance(plain, list):
+        return isinstance(marked, list) and len(plain) == len(marked) and all(
+            _same(a, b) for a, b in zip(plain, marked, strict=True))
+    return not isinstance(marked, (dict, list))
+
+
 def _column(template_line: str, rendered_line: str) -> int:
     """Where the node's first word (`name:`, `- name:`) sits in the template line."""
     words = rendered_line.strip().lstrip("- ").split()
@@ -166,6 +180,8 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str]) -> dict[
     texts: dict[str, list[str]] = {}
     table: dict[int, Place] = {}
     for one, other, end in zip(plain, marked, ends, strict=True):
+        if not _same(one.data, other.data):
+            continue  # a marker changed what the document says (a branch taken, a name compared)
         pairs = list(_pairs(one.data, other.data, one.positions, other.positions))
         for plain_line, marked_line in pairs:
             found = None
