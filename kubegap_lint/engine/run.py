@@ -313,7 +313,8 @@ class _Run:
         if self.index.on_disk:
             self.index.facts.close()  # type: ignore[union-attr]
         for finding in self.faults:
-            self.findings.add(self.suppressor.apply(finding))
+            # Matched on the rendered text; then placed in the repository when that is no file.
+            self.findings.add(self.templates.map(self.suppressor.apply(finding)))
         self.faults.close()
         self.findings.extend(self.suppressor.closing_findings())
         baseline = None

@@ -203,6 +203,7 @@ class _Builder:
         self.mapper = mapper
         self.sources = SourceFiles(mapper)
         self.rule_index = {policy.id: index for index, policy in enumerate(policies)}
+        self.unplaced = 0  # results written without a location
 
     def region(self, loc: Location) -> Any:
         om = _om()
@@ -244,6 +245,7 @@ class _Builder:
         if line_hash is not None:
             fingerprints[LINE_HASH_KEY] = line_hash
         if uri is None:
+            self.unplaced += 1
             loc = finding.location
             properties["unplacedLocation"] = {"path": loc.path, "line": loc.line, "column": loc.column}
         properties.update(self._finding_properties(finding))
@@ -358,7 +360,9 @@ def build_log(result: LintResult, mapper: UriMapper, category: str | None, limit
         return dumps(sarif(om.SarifLog, schema_uri=SCHEMA_URI, version="2.1.0", runs=[run]))
 
     kept = list(range(len(results)))
-    notes: list[str] = []
+    unplaced = [f"{builder.unplaced} result(s) have no file in the repository (piped input): written"
+                " without a location; name the input with --stdin-filename NAME, or lint a file"] if builder.unplaced else []
+    notes = list(unplaced)
     if total > len(results):
         notes.append(results_note(len(kept), total, limits))
     text = assemble(kept, notes)
@@ -367,7 +371,7 @@ def build_log(result: LintResult, mapper: UriMapper, category: str | None, limit
         # Results make up nearly all of the size: cut in proportion, with a margin, and measure again.
         count = min(len(kept) - 1, int(len(kept) * limits.max_gzip_bytes / size * 0.95))
         kept = keep_most_severe(findings, count)
-        notes = [size_note(len(kept), total, limits)]
+        notes = [*unplaced, size_note(len(kept), total, limits)]
         text = assemble(kept, notes)
         size = gzip_size(text)
     return text, notes
