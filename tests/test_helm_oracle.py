@@ -61,3 +61,17 @@ def test_rendered_in_process_every_node_findings_are_on_the_right_line(verdicts)
 
 def test_only_a_chart_helm_refuses_is_not_judged(verdicts) -> None:
     assert [name for name, counts in verdicts.items() if counts is None] == ["kubeflow-trainer"]
+
+
+def test_piped_static_matching_never_presents_a_wrong_line_as_exact(verdicts) -> None:
+    """`helm template | kubegap-lint --chart-dir`: where the marked render knows the line, a
+    finding the static matching marks exact is on it (an if/else pair of items with one literal
+    name, or a positional match whose literal name is another, is flagged approximate instead)."""
+    wrong = {name: counts["piped"]["built-in wrong"] + counts["piped"]["every-node wrong"]
+             for name, counts in verdicts.items() if counts}
+    assert {name: n for name, n in wrong.items() if n} == {}
+    total: Counter[str] = Counter()
+    for counts in verdicts.values():
+        if counts:
+            total.update(counts["piped"])
+    assert total["every-node right"] > 300  # the static matching still places most exactly
