@@ -155,8 +155,14 @@ def split_chart_sources(sources: list[Source]) -> tuple[list[Source], list[str]]
     to: a chart's templates, values, files/ and tests are not manifests until Helm renders them."""
     plain: list[Source] = []
     roots: dict[str, None] = {}
+    by_folder: dict[str, str | None] = {}  # a tree of many files asks once per folder
     for source in sources:
-        root = chart_root(source.fs_path) if source.fs_path is not None else None
+        root = None
+        if source.fs_path is not None:
+            folder = os.path.dirname(os.path.abspath(source.fs_path))
+            if folder not in by_folder:
+                by_folder[folder] = chart_root(source.fs_path)
+            root = by_folder[folder]
         if root is None:
             plain.append(source)
         else:
