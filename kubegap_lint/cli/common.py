@@ -51,9 +51,11 @@ def resolve_settings(paths: tuple[str, ...], config_file: str | None, no_config:
                      select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str | None = None,
                      baseline: str | None = None, no_baseline: bool = False) -> Any:
     """The run's settings (configuration, then the command line) and the policy catalog."""
+    from kubegap_lint.catalog import cache
     from kubegap_lint.catalog.policies import load_catalog
     from kubegap_lint.config.load import check_rule_names, resolve
 
+    cache.exclude_roots(paths)  # before anything reads a cache: none inside a linted tree
     resolved = resolve(paths, config_file, no_config, split_names(select), split_names(ignore),
                        fail_on, baseline, no_baseline)
     catalog = load_catalog(resolved.settings.policy_dirs)
