@@ -38,7 +38,10 @@ class MessageTemplate:
         return "".join(out)
 
 
-def _display(value: Any) -> str:
+_MAX_DISPLAY_DEPTH = 8  # lists in lists: beyond this a message says "..." (no recursion limit)
+
+
+def _display(value: Any, depth: int = 0) -> str:
     if value is None:
         return "?"
     if isinstance(value, bool):
@@ -46,7 +49,11 @@ def _display(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     if isinstance(value, list):
-        return ", ".join(_display(v) for v in value)
+        if depth >= _MAX_DISPLAY_DEPTH:
+            return "..."
+        return ", ".join(_display(v, depth + 1) for v in value)
+    if isinstance(value, int) and not -10**100 < value < 10**100:
+        return "a number of over 100 digits"  # str() raises beyond 4,300 digits
     return str(value)
 
 

@@ -239,6 +239,23 @@ class Linter:
         return run.result(stats)
 
 
+def _ref_text(resource: Resource) -> str:
+    try:
+        return resource.ref().display()
+    except Exception:  # noqa: BLE001 - the name itself may be what broke
+        return "a resource"
+
+
+def _exc_text(exc: BaseException) -> str:
+    """One line, bounded: an exception's text can quote a whole value."""
+    try:
+        text = " ".join(str(exc).split())
+    except Exception:  # noqa: BLE001
+        text = ""
+    text = text or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
 class _Run:
     """One run's state. Reading gathers the facts that cross documents (the index, the
     suppressions written, the ranks of rendered documents); evaluating turns each workload into
@@ -274,22 +291,36 @@ class _Run:
                 # Matched against suppressions at the end: a directive may follow in the stream.
                 self.faults.add(fault_finding(item, policy))
             return None
-        if not self.indexed:
-            self.index.add(item)
-        self.suppressor.collect(item)
-        self.templates.note(item)
-        return self.linter.kind_table.lookup_or_infer(item.data)
+        try:
+            if not self.indexed:
+                self.index.add(item)
+            self.suppressor.collect(item)
+            self.templates.note(item)
+            return self.linter.kind_table.lookup_or_infer(item.data)
+        except Exception as exc:  # a bug met by one document: say where, lint the rest
+            self.errors.append(InputError(
+                item.path, f"internal error indexing {_ref_text(item)}: {_exc_text(exc)}"
+                " (please report this with the input that caused it)", item.start.line, item.start.column))
+            return None
 
     def evaluate(self, order: int, resource: Resource, rule: KindRule) -> None:
-        view = self.builder.workload_view(resource, rule)
-        if view is None:
+        try:
+            view = self.builder.workload_view(resource, rule)
+            if view is None:
+                return
+            found = estimate(view, Location(resource.path, resource.start.line, resource.start.column),
+                             resource.ref(), self.linter.params.get("interruption_reference"))
+        except Exception as exc:  # a bug met by one document: say where, lint the rest
+            self.errors.append(InputError(
+                resource.path,
+                f"internal error reading {_ref_text(resource)} as a workload: {_exc_text(exc)}"
+                " (please report this with the input that caused it)",
+                resource.start.line, resource.start.column,
+            ))
             return
         self.workloads += 1
         if self.keep_views:
             self.views.append((order, view))
-        params = self.linter.params
-        found = estimate(view, Location(resource.path, resource.start.line, resource.start.column),
-                         resource.ref(), params.get("interruption_reference"))
         if found is not None:
             self.estimates.add((order, found))
         for policy in self.linter.workload_policies:
@@ -298,8 +329,8 @@ class _Run:
             except Exception as exc:  # a policy met data it cannot handle: say so, go on
                 self.errors.append(InputError(
                     resource.path,
-                    f"policy {policy.id} ({policy.path}) could not be evaluated on {resource.ref().display()}: "
-                    f"{' '.join(str(exc).split()) or type(exc).__name__}",
+                    f"policy {policy.id} ({policy.path}) could not be evaluated on {_ref_text(resource)}: "
+                    f"{_exc_text(exc)}",
                     resource.start.line, resource.start.column,
                 ))
                 continue
