@@ -184,6 +184,15 @@ cli.add_command(helm_command)
 
 def main() -> None:
     """Entry point: run the CLI, turning every known error into one line and exit code 2."""
+    # Names from any input must reach any terminal: what the locale cannot encode (an emoji in
+    # a Latin-1 locale, a file name that is not UTF-8) is written as a backslash escape.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
     try:
         cli.main(prog_name="kubegap-lint", standalone_mode=False)
     except click.exceptions.Abort:

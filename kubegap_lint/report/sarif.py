@@ -21,6 +21,7 @@ from kubegap_lint.core.errors import UsageError
 from kubegap_lint.core.model import Finding, InputError, Location, Severity
 from kubegap_lint.engine.run import LintResult
 from kubegap_lint.report import sarif_limits
+from kubegap_lint.report.sanitize import sarif_text
 from kubegap_lint.report.sarif_json import dumps, sarif
 from kubegap_lint.report.sarif_limits import (
     Limits,
@@ -220,7 +221,8 @@ class _Builder:
     def finding(self, finding: Finding) -> Any:
         om = _om()
         uri = self.mapper.require(finding.location.path)
-        message = f"{finding.resource.display()}: {finding.message}" if finding.resource else finding.message
+        message = sarif_text(f"{finding.resource.display()}: {finding.message}" if finding.resource
+                             else finding.message)
         related = None
         properties: dict[str, Any] = {}
         rendered = finding.rendered_location
@@ -288,7 +290,7 @@ class _Builder:
                 om.PhysicalLocation,
                 artifact_location=sarif(om.ArtifactLocation, uri=uri, uri_base_id=SRCROOT),
                 region=region))]
-        return sarif(om.Notification, level="error", message=sarif(om.Message, text=error.display()),
+        return sarif(om.Notification, level="error", message=sarif(om.Message, text=sarif_text(error.display())),
                      locations=locations)
 
 
