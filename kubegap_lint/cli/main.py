@@ -52,12 +52,14 @@ def cli() -> None:
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=1, show_default=True,
               help="Worker processes for inputs over 1 MB (0: one per CPU). Same output; one"
                    " process streams with bounded memory, workers hold the whole input.")
+@click.option("--follow-symlinks-out", is_flag=True,
+              help="Read symbolic links to files outside the linted tree (skipped with a note by default).")
 def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None,
                  config_file: str | None, no_config: bool, select: tuple[str, ...],
                  ignore: tuple[str, ...], baseline: str | None, no_baseline: bool,
                  show_suppressed: bool, no_colour: bool, chart_dirs: tuple[str, ...] = (),
                  skip_chart_templates: bool = False, sarif_root: str | None = None,
-                 sarif_category: str | None = None, jobs: int = 1) -> None:
+                 sarif_category: str | None = None, jobs: int = 1, follow_symlinks_out: bool = False) -> None:
     """Lint manifests: files, folders (recursively) and - for stdin."""
     if not paths:
         fail("no input: name files or folders to lint, or - for stdin (see --help)")
@@ -67,6 +69,7 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
                                  no_baseline)
     settings = resolved.settings
     settings.chart_dirs.extend(chart_dirs)
+    settings.follow_symlinks_out = follow_symlinks_out
     linter = Linter(settings, catalog=catalog)
     from kubegap_lint.engine import parallel
     if skip_chart_templates:

@@ -160,7 +160,7 @@ class Linter:
         return PolicyInterpreter(self.params)
 
     def lint_paths(self, paths: Iterable[str], keep_views: bool = False) -> LintResult:
-        sources, errors = discover(paths, self.settings.exclude)
+        sources, errors = discover(paths, self.settings.exclude, self.settings.follow_symlinks_out)
         return self.lint_sources(sources, errors, keep_views=keep_views)
 
     def lint_texts(self, texts: Iterable[tuple[str, str]], keep_views: bool = False) -> LintResult:
