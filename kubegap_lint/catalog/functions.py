@@ -3,8 +3,6 @@ docs/writing-policies.md. They are pure: no I/O, no code from the policy is ever
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
 from typing import Any
 
 import jmespath.functions
@@ -12,21 +10,19 @@ from jmespath.exceptions import JMESPathError
 
 from kubegap_lint.core.quantity import parse_quantity
 
-# Regular expressions come from policy files; subjects are bounded so a pattern that
-# backtracks badly still ends quickly.
+# Regular expressions come from policy files and run on RE2 (patterns.py); subjects are
+# bounded too, so one call's work is bounded whatever the engine.
 MAX_MATCH_SUBJECT = 4096
 
 
-
-@lru_cache(maxsize=512)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    from kubegap_lint.catalog.patterns import pattern_problem
+def _compiled(pattern: str) -> Any:
+    from kubegap_lint.catalog.patterns import PatternError, compile_pattern
 
     # Patterns known when a policy loads are checked then; this catches computed ones.
-    problem = pattern_problem(pattern)
-    if problem:
-        raise JMESPathError(problem)
-    return re.compile(pattern)
+    try:
+        return compile_pattern(pattern)
+    except PatternError as exc:
+        raise JMESPathError(str(exc)) from None
 
 
 class PolicyFunctions(jmespath.functions.Functions):
@@ -47,7 +43,12 @@ class PolicyFunctions(jmespath.functions.Functions):
     def _func_match(self, pattern: str, subject: str | None) -> bool:
         if subject is None:
             return False
-        return _compiled(pattern).search(subject[:MAX_MATCH_SUBJECT]) is not None
+        from kubegap_lint.catalog.patterns import PatternError
+
+        try:
+            return bool(_compiled(pattern).search(subject[:MAX_MATCH_SUBJECT]))
+        except PatternError as exc:
+            raise JMESPathError(str(exc)) from None
 
     @jmespath.functions.signature({"types": ["string", "number", "null"]})
     def _func_quantity(self, value: Any) -> float | None:
