@@ -457,3 +457,17 @@ def test_cli_turns_a_bad_policy_into_exit_2_without_traceback(tmp_path: Path) ->
     err = proc.stderr.decode()
     assert proc.returncode == 2 and "Traceback" not in err
     assert err.startswith("kubegap-lint: ") and "KG900-test-policy.yaml: violation:" in err
+
+
+def test_an_expression_that_grows_exponentially_is_stopped_naming_the_policy(tmp_path: Path) -> None:
+    # Forty doubling stages: 2^40 values unbounded (2.5 GB measured before the bound).
+    linter = load_with(tmp_path, "\"length(pods" + " | [@, @][]" * 40 + ") > `0`\"")
+    result = linter.lint_texts([("job.yaml", GPU_JOB), ("other.yaml", GPU_JOB.replace("finetune", "other"))])
+    assert list(result.iter_findings()) == []
+    assert [e.display().split(" could not")[0] for e in result.errors] == [
+        f"job.yaml:2:1: policy KG900 ({tmp_path / 'KG900-test-policy.yaml'})",
+        f"other.yaml:2:1: policy KG900 ({tmp_path / 'KG900-test-policy.yaml'})"]
+    assert all(e.message.endswith(": the expression built over 1,000,000 values: stopped") for e in result.errors)
+    # A few stages stay well inside the bound and give the answer.
+    linter = load_with(tmp_path, "\"length(pods" + " | [@, @][]" * 4 + ") == `16`\"")
+    assert [f.rule_id for f in linter.lint_texts([("job.yaml", GPU_JOB)]).iter_findings()] == ["KG900"]

@@ -3,6 +3,7 @@ docs/writing-policies.md. They are pure: no I/O, no code from the policy is ever
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import jmespath.functions
@@ -139,11 +140,57 @@ class PolicyInterpreter:
     """
 
     def __init__(self, params: dict[str, Any]) -> None:
-        from jmespath import visitor
-
         options = jmespath.Options(custom_functions=PolicyFunctions(params))
-        self._visit = visitor.TreeInterpreter(options).visit
+        self._interpreter = _bounded_interpreter_class()(options)
+        self._visit = self._interpreter.visit
 
     def search(self, expression: Any, value: Any) -> Any:
-        """What `expression.search(value, options)` gives, for a compiled expression."""
+        """What `expression.search(value, options)` gives, for a compiled expression; a
+        JMESPathError when it builds more than MAX_VALUES values (see BoundedInterpreter)."""
+        self._interpreter.produced = 0
         return self._visit(expression.parsed, value)
+
+
+# An expression from a policy may build values that grow exponentially with its length:
+# forty `[@, @][]` stages double a list forty times (2.5 GB was measured before this bound).
+# Every list an expression builds (projections, flattens, multi-selects, function results)
+# and every character of a string a function returns count against one search's budget.
+MAX_VALUES = 1_000_000
+
+
+@lru_cache(maxsize=1)
+def _bounded_interpreter_class() -> Any:
+    from jmespath import visitor
+
+    class BoundedInterpreter(visitor.TreeInterpreter):  # type: ignore[misc]
+        produced = 0
+
+        def _count(self, result: Any) -> Any:
+            if isinstance(result, (list, dict, str)):
+                self.produced += len(result)
+                if self.produced > MAX_VALUES:
+                    raise JMESPathError(f"the expression built over {MAX_VALUES:,} values: stopped")
+            return result
+
+        def visit_flatten(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_flatten(node, value))
+
+        def visit_projection(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_projection(node, value))
+
+        def visit_filter_projection(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_filter_projection(node, value))
+
+        def visit_value_projection(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_value_projection(node, value))
+
+        def visit_multi_select_list(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_multi_select_list(node, value))
+
+        def visit_multi_select_dict(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_multi_select_dict(node, value))
+
+        def visit_function_expression(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_function_expression(node, value))
+
+    return BoundedInterpreter
