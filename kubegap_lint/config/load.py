@@ -19,6 +19,7 @@ from typing import Any
 from kubegap_lint.config.settings import Exemption, Settings
 from kubegap_lint.core.errors import DataFileError
 from kubegap_lint.core.model import Severity
+from kubegap_lint.core.safefile import read_text_limited
 from kubegap_lint.input.parse import PositionIndex
 
 CONFIG_NAME = ".kubegap-lint.yaml"
@@ -142,11 +143,11 @@ def read_config(path: Path) -> ConfigFile:
     if not path.is_file():
         raise DataFileError([f"{display}: configuration file not found"])
     if path.name == PYPROJECT_NAME or path.suffix == ".toml":
+        text = read_text_limited(path, what="configuration", display=display)
         try:
-            text = path.read_text(encoding="utf-8")
             document = _load_toml(text)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DataFileError([f"{display}: cannot be read: {exc}"]) from None
+        except RecursionError:
+            raise DataFileError([f"{display}: nested too deeply"]) from None
         except ValueError as exc:  # tomllib.TOMLDecodeError
             raise DataFileError([f"{display}: not valid TOML: {exc}"]) from None
         tool = document.get("tool", {}) if path.name == PYPROJECT_NAME else {}
@@ -159,10 +160,7 @@ def read_config(path: Path) -> ConfigFile:
     else:
         from kubegap_lint.catalog.datafile import load_yaml
 
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DataFileError([f"{display}: cannot be read: {exc}"]) from None
+        text = read_text_limited(path, what="configuration", display=display)
         data, positions = load_yaml(display, text)
         if data is None:
             data = {}
