@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -154,8 +155,17 @@ def test_helm_command_renders_and_maps(standin: dict[str, str]) -> None:
     assert _summary(findings, "examples/helm/gpu-train/") == sorted(EXPECTED)
     assert {f["rendered_location"]["path"] for f in findings} == {"<helm template examples/helm/gpu-train>"}
     assert [call[:1] + call[1:] for call in _calls(standin)] == [[
-        "template", "demo", "examples/helm/gpu-train", "--namespace", "ml",
-        "--values", "examples/helm/gpu-train/values.yaml", "--set", "nodes=2"]]
+        "template", "--namespace", "ml", "--values", "examples/helm/gpu-train/values.yaml",
+        "--set", "nodes=2", "--", "demo", "examples/helm/gpu-train"]]
+
+
+def test_a_chart_folder_named_like_an_option_reaches_helm_as_a_name(standin: dict[str, str], tmp_path: Path) -> None:
+    chart = tmp_path / "--post-renderer=sh"
+    shutil.copytree(REPO / "examples" / "helm" / "gpu-train", chart)
+    proc = run_cli("helm", "--release", "demo", "--namespace", "ml", "--format", "json", *RULES,
+                   "--", "--post-renderer=sh", cwd=tmp_path, env=standin)
+    assert proc.returncode == 1, proc.stderr
+    assert _calls(standin) == [["template", "--namespace", "ml", "--", "demo", "--post-renderer=sh"]]
 
 
 def test_helm_command_text_output(standin: dict[str, str]) -> None:
@@ -201,7 +211,7 @@ def test_from_files_renders_each_chart_once(standin: dict[str, str]) -> None:
              "examples/KG201-training-checkpoint-volume/bad-job-no-volumes.yaml"]  # in no chart
     proc = run_cli("helm", "--from-files", "--release", "demo", "-n", "ml", *files, env=standin)
     assert proc.returncode == 1, proc.stderr
-    assert [call[2] for call in _calls(standin)] == ["examples/helm/gpu-train"]
+    assert [call[-1] for call in _calls(standin)] == ["examples/helm/gpu-train"]
     proc = run_cli("helm", "--from-files", "examples/KG201-training-checkpoint-volume/bad-job-no-volumes.yaml",
                    env=standin)
     assert proc.returncode == 0 and proc.stdout == b""

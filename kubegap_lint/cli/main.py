@@ -198,7 +198,10 @@ def main() -> None:
                 pass
     try:
         cli.main(prog_name="kubegap-lint", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # click turns Ctrl-C into Abort
+            click.echo("kubegap-lint: interrupted", err=True)
+            sys.exit(130)  # 128 + SIGINT, as shells report it
         click.echo("kubegap-lint: aborted", err=True)
         sys.exit(EXIT_USAGE)
     except click.exceptions.ClickException as exc:
@@ -217,6 +220,7 @@ def main() -> None:
         finally:
             sys.exit(1)
     except KeyboardInterrupt:
+        click.echo("kubegap-lint: interrupted", err=True)
         sys.exit(130)
     except SystemExit:
         raise

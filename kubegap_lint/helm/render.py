@@ -52,16 +52,19 @@ def find_helm(explicit: str | None = None) -> str:
 
 
 def template_command(helm: str, chart: str, options: RenderOptions) -> list[str]:
+    """Options first, then `--` and the names: a chart folder called `--post-renderer=sh`
+    (or a release name starting with `-`) reaches helm as a name, never as an option."""
     command = [helm, "template"]
-    if options.release:
-        command.append(options.release)
-    command.append(chart)
     if options.namespace:
         command += ["--namespace", options.namespace]
     for path in options.values:
         command += ["--values", path]
     for assignment in options.sets:
         command += ["--set", assignment]
+    command.append("--")
+    if options.release:
+        command.append(options.release)
+    command.append(chart)
     return command
 
 
