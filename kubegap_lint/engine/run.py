@@ -12,7 +12,7 @@ from typing import Any
 
 from kubegap_lint.catalog.policies import Catalog, Policy, load_catalog
 from kubegap_lint.config.settings import Settings
-from kubegap_lint.core.errors import DataFileError
+from kubegap_lint.core.errors import DataFileError, KubegapError
 from kubegap_lint.core.model import Finding, InputError, Location, Severity
 from kubegap_lint.engine.estimate import Estimate, estimate
 from kubegap_lint.engine.evaluate import evaluate_workload, fault_finding
@@ -297,6 +297,8 @@ class _Run:
             self.suppressor.collect(item)
             self.templates.note(item)
             return self.linter.kind_table.lookup_or_infer(item.data)
+        except KubegapError:
+            raise  # the run's own errors (a temporary database that fails) end the run as before
         except Exception as exc:  # a bug met by one document: say where, lint the rest
             self.errors.append(InputError(
                 item.path, f"internal error indexing {_ref_text(item)}: {_exc_text(exc)}"
@@ -310,6 +312,8 @@ class _Run:
                 return
             found = estimate(view, Location(resource.path, resource.start.line, resource.start.column),
                              resource.ref(), self.linter.params.get("interruption_reference"))
+        except KubegapError:
+            raise
         except Exception as exc:  # a bug met by one document: say where, lint the rest
             self.errors.append(InputError(
                 resource.path,
