@@ -134,3 +134,21 @@ def test_a_message_over_deeply_nested_values_is_still_reported() -> None:
         value = [value]
     assert _display(value) == "..."
     assert _display([1, [2, [3]]]) == "1, 2, 3"
+
+
+def _item(text: str, indent: int) -> str:
+    """A document as an item of a YAML list, indented by `indent` spaces."""
+    lines = text.splitlines()
+    pad = " " * indent
+    return pad + "- " + lines[0] + "\n" + "".join(pad + "  " + line + "\n" for line in lines[1:])
+
+
+def test_workloads_inside_a_nested_list_are_linted() -> None:
+    text = ("apiVersion: v1\nkind: List\nitems:\n"
+            "- apiVersion: v1\n  kind: List\n  items:\n"
+            "  - apiVersion: v1\n    kind: List\n    items:\n"
+            + _item(DEPLOYMENT.format(name="inner", replicas=3, gpus=1), 4)
+            + _item(DEPLOYMENT.format(name="outer", replicas=3, gpus=1), 0))
+    result = Linter(Settings(select=["KG101"])).lint_texts([("list.yaml", text)])
+    assert result.errors == []
+    assert sorted((f.location.line, f.resource.name) for f in result.iter_findings()) == [(17, "inner"), (31, "outer")]
