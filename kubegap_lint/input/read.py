@@ -187,9 +187,9 @@ def read_chunk(path: str, chunk: Chunk, stats: ReadStats, bad: list[int]) -> Ite
 def _expanded(items: list[Any]) -> Iterator[Any]:
     """The items of a List, with Lists inside it expanded in place (depth first, in order).
     Indexes count the expanded items, so each keeps one index on every reading."""
-    stack = [iter(items)]
+    stack: list[Iterator[Any]] = [iter(items)]
     while stack:
-        item = next(stack[-1], _END)
+        item: Any = next(stack[-1], _END)
         if item is _END:
             stack.pop()
             continue
