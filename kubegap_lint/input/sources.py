@@ -4,8 +4,8 @@ Folders are walked recursively in sorted order, hidden entries skipped, for the 
 extensions. Only regular files are read: a FIFO or device met in a walk is passed over, and
 one named on the command line is an input error rather than a hang.
 
-A symlink to a file outside the linted tree (the folder walked, or for a file named on the
-command line the current folder) is skipped with a note on stderr: a pull request could
+A symlink to a file outside the linted tree (the folder walked; for a file named on the
+command line, the current folder or the link's own folder) is skipped with a note on stderr: a pull request could
 otherwise publish any file the CI runner can read as if it were in the repository.
 `follow_outside=True` (`--follow-symlinks-out`) reads such files all the same.
 """
@@ -112,7 +112,8 @@ def discover(
         display = _display(fs_path)
         if display in seen or _excluded(display, excludes):
             return
-        if not follow_outside and os.path.islink(fs_path) and _leaves(fs_path, tree):
+        if not follow_outside and os.path.islink(fs_path) and _leaves(fs_path, tree) \
+                and (tree != os.curdir or _leaves(fs_path, os.path.dirname(fs_path) or os.curdir)):
             seen.add(display)
             note(f"{display}: skipped: a symbolic link to a file outside {_display(tree)}"
                  " (--follow-symlinks-out reads it)")
