@@ -189,7 +189,8 @@ def lint_sources(linter: Linter, sources: list[Source], errors: list[InputError]
 
 
 def lint_paths(linter: Linter, paths: Iterable[str], jobs: int = 0) -> LintResult:
-    sources, errors = discover(paths, linter.settings.exclude, linter.settings.follow_symlinks_out)
+    sources, errors = discover(paths, linter.settings.exclude,
+                               follow_outside=linter.settings.follow_symlinks_out)
     return lint_sources(linter, sources, errors, jobs)
 
 

@@ -100,9 +100,11 @@ def _walk(root: str, errors: list[InputError]) -> list[str]:
 
 
 def discover(
-    paths: Iterable[str], excludes: Iterable[str] = (), follow_outside: bool = False
+    paths: Iterable[str], excludes: Iterable[str] = (), stdin_name: str | None = None,
+    follow_outside: bool = False
 ) -> tuple[list[Source], list[InputError]]:
-    """Resolve command-line paths to sources; problems with a path become input errors."""
+    """Resolve command-line paths to sources; problems with a path become input errors.
+    `stdin_name` is the name `-` is shown under (--stdin-filename)."""
     excludes = list(excludes)
     sources: list[Source] = []
     errors: list[InputError] = []
@@ -123,9 +125,10 @@ def discover(
 
     for path in paths:
         if path == STDIN_NAME:
-            if STDIN_DISPLAY not in seen:
-                seen.add(STDIN_DISPLAY)
-                sources.append(Source(STDIN_DISPLAY, None))
+            shown = _display(stdin_name) if stdin_name else STDIN_DISPLAY
+            if shown not in seen:
+                seen.add(shown)
+                sources.append(Source(shown, None))
             continue
         try:
             info = os.stat(path)

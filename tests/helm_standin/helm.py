@@ -1,6 +1,6 @@
 """A stand-in for the `helm` binary in tests (Helm cannot be installed on the test machines).
 
-`helm template [NAME] CHART [flags]` (a `--` ends the flags, as in helm) plays back examples/helm/rendered.yaml, the output of the
+`helm template [NAME] CHART [flags]` plays back examples/helm/rendered.yaml, the output of the
 example chart gpu-train for release `demo` in namespace `ml`, and refuses anything else the way
 helm does (a line starting with `Error:` on stderr, exit 1). Each call is appended, one JSON
 list a line, to the file named by $HELM_STANDIN_LOG when that is set.
@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 RECORDING = Path(__file__).resolve().parents[2] / "examples" / "helm" / "rendered.yaml"
-FLAGS_WITH_VALUE = {"--namespace", "-n", "--values", "-f", "--set"}
+FLAGS_WITH_VALUE = {"--namespace", "-n", "--values", "-f", "--set", "--set-string", "--set-file",
+                    "--kube-version", "--api-versions"}
 
 
 def main(argv: list[str]) -> int:
@@ -29,7 +30,7 @@ def main(argv: list[str]) -> int:
     flags: dict[str, list[str]] = {}
     rest = iter(argv[1:])
     for arg in rest:
-        if arg == "--":  # as helm (cobra) reads it: the rest are names, even those starting with -
+        if arg == "--":  # the end of the flags, as kubegap-lint passes them
             positional.extend(rest)
             break
         if arg in FLAGS_WITH_VALUE:
