@@ -59,6 +59,7 @@ def _json(proc) -> dict:
 # ---------------------------------------------------------------- discovery
 
 def test_discovered_from_the_linted_folder_upward(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()  # discovery stops at the repository's top level
     _write(tmp_path, ".kubegap-lint.yaml", "select: [KG201]\n")
     job = _write(tmp_path, "deploy/ml/job.yaml", GPU_JOB)
     assert discover_config(job) == tmp_path / ".kubegap-lint.yaml"
@@ -172,6 +173,7 @@ def test_every_public_param_is_validated(tmp_path: Path, key: str, good: str, ba
 
 
 def test_exclude_globs_are_relative_to_the_config_folder(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
     _write(tmp_path, "charts/vendor/job.yaml", GPU_JOB)
     _write(tmp_path, "charts/ours/job.yaml", GPU_JOB)
     _write(tmp_path, "charts/ours/job.tmpl.yaml", GPU_JOB)
@@ -183,6 +185,7 @@ def test_exclude_globs_are_relative_to_the_config_folder(tmp_path: Path) -> None
 
 
 def test_policy_dirs_load_custom_policies(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
     shutil.copytree(EXAMPLES / "custom-policy" / "policies", tmp_path / "team-policies")
     bad = tmp_path / "team-policies" / "examples" / "KG901-async-error-handling-not-3" / "bad-mode-1.yaml"
     _write(tmp_path, ".kubegap-lint.yaml", "select: [KG901]\npolicy_dirs: [team-policies]\n")

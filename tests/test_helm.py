@@ -252,3 +252,4 @@ def test_odd_sources_and_broken_charts_never_crash(tmp_path: Path, monkeypatch) 
         ("out.yaml", 11, False, "../../etc/passwd"), ("out.yaml", 65, False, "/abs/templates/x.yaml"),
         (chart_yaml, 1, True, "gpu-train/templates/job.yaml"), (chart_yaml, 1, True, "gpu-train"),
         (chart_yaml, 1, True, "gpu-train/charts/nope/templates/x.yaml")])
+

@@ -3,7 +3,6 @@ docs/writing-policies.md. They are pure: no I/O, no code from the policy is ever
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Any
 
@@ -12,21 +11,19 @@ from jmespath.exceptions import JMESPathError
 
 from kubegap_lint.core.quantity import parse_quantity
 
-# Regular expressions come from policy files; subjects are bounded so a pattern that
-# backtracks badly still ends quickly.
+# Regular expressions come from policy files and run on RE2 (patterns.py); subjects are
+# bounded too, so one call's work is bounded whatever the engine.
 MAX_MATCH_SUBJECT = 4096
 
 
-
-@lru_cache(maxsize=512)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    from kubegap_lint.catalog.patterns import pattern_problem
+def _compiled(pattern: str) -> Any:
+    from kubegap_lint.catalog.patterns import PatternError, compile_pattern
 
     # Patterns known when a policy loads are checked then; this catches computed ones.
-    problem = pattern_problem(pattern)
-    if problem:
-        raise JMESPathError(problem)
-    return re.compile(pattern)
+    try:
+        return compile_pattern(pattern)
+    except PatternError as exc:
+        raise JMESPathError(str(exc)) from None
 
 
 class PolicyFunctions(jmespath.functions.Functions):
@@ -47,7 +44,12 @@ class PolicyFunctions(jmespath.functions.Functions):
     def _func_match(self, pattern: str, subject: str | None) -> bool:
         if subject is None:
             return False
-        return _compiled(pattern).search(subject[:MAX_MATCH_SUBJECT]) is not None
+        from kubegap_lint.catalog.patterns import PatternError
+
+        try:
+            return bool(_compiled(pattern).search(subject[:MAX_MATCH_SUBJECT]))
+        except PatternError as exc:
+            raise JMESPathError(str(exc)) from None
 
     @jmespath.functions.signature({"types": ["string", "number", "null"]})
     def _func_quantity(self, value: Any) -> float | None:
@@ -138,11 +140,57 @@ class PolicyInterpreter:
     """
 
     def __init__(self, params: dict[str, Any]) -> None:
-        from jmespath import visitor
-
         options = jmespath.Options(custom_functions=PolicyFunctions(params))
-        self._visit = visitor.TreeInterpreter(options).visit
+        self._interpreter = _bounded_interpreter_class()(options)
+        self._visit = self._interpreter.visit
 
     def search(self, expression: Any, value: Any) -> Any:
-        """What `expression.search(value, options)` gives, for a compiled expression."""
+        """What `expression.search(value, options)` gives, for a compiled expression; a
+        JMESPathError when it builds more than MAX_VALUES values (see BoundedInterpreter)."""
+        self._interpreter.produced = 0
         return self._visit(expression.parsed, value)
+
+
+# An expression from a policy may build values that grow exponentially with its length:
+# forty `[@, @][]` stages double a list forty times (2.5 GB was measured before this bound).
+# Every list an expression builds (projections, flattens, multi-selects, function results)
+# and every character of a string a function returns count against one search's budget.
+MAX_VALUES = 1_000_000
+
+
+@lru_cache(maxsize=1)
+def _bounded_interpreter_class() -> Any:
+    from jmespath import visitor
+
+    class BoundedInterpreter(visitor.TreeInterpreter):  # type: ignore[misc]
+        produced = 0
+
+        def _count(self, result: Any) -> Any:
+            if isinstance(result, (list, dict, str)):
+                self.produced += len(result)
+                if self.produced > MAX_VALUES:
+                    raise JMESPathError(f"the expression built over {MAX_VALUES:,} values: stopped")
+            return result
+
+        def visit_flatten(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_flatten(node, value))
+
+        def visit_projection(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_projection(node, value))
+
+        def visit_filter_projection(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_filter_projection(node, value))
+
+        def visit_value_projection(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_value_projection(node, value))
+
+        def visit_multi_select_list(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_multi_select_list(node, value))
+
+        def visit_multi_select_dict(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_multi_select_dict(node, value))
+
+        def visit_function_expression(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_function_expression(node, value))
+
+    return BoundedInterpreter

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn
 
 import click
 
@@ -36,11 +36,28 @@ def write(text: str | Iterable[str], output: str | None) -> None:
         except OSError as exc:
             fail(f"cannot write {output}: {exc.strerror}")
     else:
-        # click 8.5 declares get_text_stream lazily, which mypy reads as `object`
-        stream: Any = cast(Any, click.get_text_stream)("stdout")
-        for piece in pieces:
-            stream.write(piece)
-        stream.flush()
+        if sys.stdout is None:
+            fail("cannot write the report: standard output is closed")
+        # sys.stdout itself (not click's text stream, which may wrap the bytes anew): main()
+        # set it to write what the locale cannot encode as backslash escapes.
+        stream: Any = sys.stdout
+        try:
+            for piece in pieces:
+                stream.write(piece)
+            stream.flush()
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): main() ends quietly
+        except OSError as exc:
+            _drop_stdout()
+            fail(f"cannot write the report to standard output: {exc.strerror or exc}")
+
+
+def _drop_stdout() -> None:
+    """After a failed write, send what is still buffered nowhere: the exit must not fail again."""
+    try:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")
+    except OSError:
+        pass
 
 
 def split_names(values: tuple[str, ...]) -> list[str]:
@@ -51,9 +68,11 @@ def resolve_settings(paths: tuple[str, ...], config_file: str | None, no_config:
                      select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str | None = None,
                      baseline: str | None = None, no_baseline: bool = False) -> Any:
     """The run's settings (configuration, then the command line) and the policy catalog."""
+    from kubegap_lint.catalog import cache
     from kubegap_lint.catalog.policies import load_catalog
     from kubegap_lint.config.load import check_rule_names, resolve
 
+    cache.exclude_roots(paths)  # before anything reads a cache: none inside a linted tree
     resolved = resolve(paths, config_file, no_config, split_names(select), split_names(ignore),
                        fail_on, baseline, no_baseline)
     catalog = load_catalog(resolved.settings.policy_dirs)

@@ -53,13 +53,16 @@ def cli() -> None:
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=1, show_default=True,
               help="Worker processes for inputs over 1 MB (0: one per CPU). Same output; one"
                    " process streams with bounded memory, workers hold the whole input.")
+@click.option("--follow-symlinks-out", is_flag=True,
+              help="Read symbolic links to files outside the linted tree (skipped with a note by default).")
 @stdin_filename_option
 def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None,
                  config_file: str | None, no_config: bool, select: tuple[str, ...],
                  ignore: tuple[str, ...], baseline: str | None, no_baseline: bool,
                  show_suppressed: bool, no_colour: bool, chart_dirs: tuple[str, ...] = (),
                  skip_chart_templates: bool = False, sarif_root: str | None = None,
-                 sarif_category: str | None = None, jobs: int = 1, stdin_filename: str | None = None) -> None:
+                 sarif_category: str | None = None, jobs: int = 1, stdin_filename: str | None = None,
+                 follow_symlinks_out: bool = False) -> None:
     """Lint manifests: files, folders (recursively) and - for stdin. A folder holding a
     Chart.yaml is a chart: rendered in-process when the Helm engine is installed, else skipped."""
     if not paths:
@@ -70,12 +73,13 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
                                  no_baseline)
     settings = resolved.settings
     settings.chart_dirs.extend(chart_dirs)
+    settings.follow_symlinks_out = follow_symlinks_out
     linter = Linter(settings, catalog=catalog)
     from kubegap_lint.engine import parallel
     from kubegap_lint.helm.render import split_chart_sources
     from kubegap_lint.input.sources import discover
 
-    sources, errors = discover(paths, settings.exclude, stdin_filename)
+    sources, errors = discover(paths, settings.exclude, stdin_filename, follow_outside=follow_symlinks_out)
     sources, charts = split_chart_sources(sources)
     with tempfile.TemporaryDirectory(prefix="kubegap-lint-") as scratch:
         if charts and not skip_chart_templates:
@@ -221,9 +225,21 @@ cli.add_command(helm_command)
 
 def main() -> None:
     """Entry point: run the CLI, turning every known error into one line and exit code 2."""
+    # Names from any input must reach any terminal: what the locale cannot encode (an emoji in
+    # a Latin-1 locale, a file name that is not UTF-8) is written as a backslash escape.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
     try:
         cli.main(prog_name="kubegap-lint", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # click turns Ctrl-C into Abort
+            click.echo("kubegap-lint: interrupted", err=True)
+            sys.exit(130)  # 128 + SIGINT, as shells report it
         click.echo("kubegap-lint: aborted", err=True)
         sys.exit(EXIT_USAGE)
     except click.exceptions.ClickException as exc:
@@ -242,6 +258,7 @@ def main() -> None:
         finally:
             sys.exit(1)
     except KeyboardInterrupt:
+        click.echo("kubegap-lint: interrupted", err=True)
         sys.exit(130)
     except SystemExit:
         raise

@@ -41,3 +41,4 @@ class Settings:
     exemptions: list[Exemption] = field(default_factory=list)
     source: str | None = None  # the configuration file these came from, if any
     chart_dirs: list[str] = field(default_factory=list)  # where to find charts named by "# Source:"
+    follow_symlinks_out: bool = False  # read symlinks to files outside the linted tree (sources.py)

@@ -12,7 +12,7 @@ from typing import Any
 
 from kubegap_lint.catalog.policies import Catalog, Policy, load_catalog
 from kubegap_lint.config.settings import Settings
-from kubegap_lint.core.errors import DataFileError
+from kubegap_lint.core.errors import DataFileError, KubegapError
 from kubegap_lint.core.model import Finding, InputError, Location, Severity
 from kubegap_lint.engine.estimate import Estimate, estimate
 from kubegap_lint.engine.evaluate import evaluate_workload, fault_finding
@@ -163,7 +163,8 @@ class Linter:
         return PolicyInterpreter(self.params)
 
     def lint_paths(self, paths: Iterable[str], keep_views: bool = False) -> LintResult:
-        sources, errors = discover(paths, self.settings.exclude)
+        sources, errors = discover(paths, self.settings.exclude,
+                                   follow_outside=self.settings.follow_symlinks_out)
         return self.lint_sources(sources, errors, keep_views=keep_views)
 
     def lint_texts(self, texts: Iterable[tuple[str, str]], keep_views: bool = False) -> LintResult:
@@ -242,6 +243,23 @@ class Linter:
         return run.result(stats)
 
 
+def _ref_text(resource: Resource) -> str:
+    try:
+        return resource.ref().display()
+    except Exception:  # noqa: BLE001 - the name itself may be what broke
+        return "a resource"
+
+
+def _exc_text(exc: BaseException) -> str:
+    """One line, bounded: an exception's text can quote a whole value."""
+    try:
+        text = " ".join(str(exc).split())
+    except Exception:  # noqa: BLE001
+        text = ""
+    text = text or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
 class _Run:
     """One run's state. Reading gathers the facts that cross documents (the index, the
     suppressions written, the ranks of rendered documents); evaluating turns each workload into
@@ -278,22 +296,40 @@ class _Run:
                 # Matched against suppressions at the end: a directive may follow in the stream.
                 self.faults.add(fault_finding(item, policy))
             return None
-        if not self.indexed:
-            self.index.add(item)
-        self.suppressor.collect(item)
-        self.templates.note(item)
-        return self.linter.kind_table.lookup_or_infer(item.data)
+        try:
+            if not self.indexed:
+                self.index.add(item)
+            self.suppressor.collect(item)
+            self.templates.note(item)
+            return self.linter.kind_table.lookup_or_infer(item.data)
+        except KubegapError:
+            raise  # the run's own errors (a temporary database that fails) end the run as before
+        except Exception as exc:  # a bug met by one document: say where, lint the rest
+            self.errors.append(InputError(
+                item.path, f"internal error indexing {_ref_text(item)}: {_exc_text(exc)}"
+                " (please report this with the input that caused it)", item.start.line, item.start.column))
+            return None
 
     def evaluate(self, order: int, resource: Resource, rule: KindRule) -> None:
-        view = self.builder.workload_view(resource, rule)
-        if view is None:
+        try:
+            view = self.builder.workload_view(resource, rule)
+            if view is None:
+                return
+            found = estimate(view, Location(resource.path, resource.start.line, resource.start.column),
+                             resource.ref(), self.linter.params.get("interruption_reference"))
+        except KubegapError:
+            raise
+        except Exception as exc:  # a bug met by one document: say where, lint the rest
+            self.errors.append(InputError(
+                resource.path,
+                f"internal error reading {_ref_text(resource)} as a workload: {_exc_text(exc)}"
+                " (please report this with the input that caused it)",
+                resource.start.line, resource.start.column,
+            ))
             return
         self.workloads += 1
         if self.keep_views:
             self.views.append((order, view))
-        params = self.linter.params
-        found = estimate(view, Location(resource.path, resource.start.line, resource.start.column),
-                         resource.ref(), params.get("interruption_reference"))
         if found is not None:
             self.estimates.add((order, found))
         note = self.linter.input_policies.get("workload-not-judged")
@@ -308,8 +344,8 @@ class _Run:
             except Exception as exc:  # a policy met data it cannot handle: say so, go on
                 self.errors.append(InputError(
                     resource.path,
-                    f"policy {policy.id} ({policy.path}) could not be evaluated on {resource.ref().display()}: "
-                    f"{' '.join(str(exc).split()) or type(exc).__name__}",
+                    f"policy {policy.id} ({policy.path}) could not be evaluated on {_ref_text(resource)}: "
+                    f"{_exc_text(exc)}",
                     resource.start.line, resource.start.column,
                 ))
                 continue

@@ -181,12 +181,31 @@ def read_chunk(path: str, chunk: Chunk, stats: ReadStats, bad: list[int]) -> Ite
         yield Resource(path, chunk.index, data, parsed.positions, parsed.start,
                        chunk.helm_source, chunk.comments, chars=len(chunk.text))
         return
-    for item_index, item in enumerate(items):
+    for item_index, item in enumerate(_expanded(items)):
         if is_kubernetes_object(item):
             stats.resources += 1
             start = parsed.positions.node(item) or parsed.start
             yield Resource(path, chunk.index, item, parsed.positions, start,
                            chunk.helm_source, chunk.comments, item_index, len(chunk.text))
+
+
+def _expanded(items: list[Any]) -> Iterator[Any]:
+    """The items of a List, with Lists inside it expanded in place (depth first, in order).
+    Indexes count the expanded items, so each keeps one index on every reading."""
+    stack: list[Iterator[Any]] = [iter(items)]
+    while stack:
+        item: Any = next(stack[-1], _END)
+        if item is _END:
+            stack.pop()
+            continue
+        inner = _list_items(item) if is_kubernetes_object(item) else None
+        if inner is None:
+            yield item
+        else:
+            stack.append(iter(inner))
+
+
+_END = object()
 
 
 def _list_items(data: dict[str, Any]) -> list[Any] | None:

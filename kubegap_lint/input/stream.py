@@ -78,7 +78,10 @@ class StdinSpool:
 
     def open(self) -> IO[bytes]:
         if self.spool is None:
-            self.spool = tempfile.SpooledTemporaryFile(max_size=STDIN_SPOOL_BYTES)
+            from kubegap_lint.core.tempdir import private_temp_dir
+
+            folder = private_temp_dir()  # None: no private temp folder, so all of it in memory
+            self.spool = tempfile.SpooledTemporaryFile(max_size=STDIN_SPOOL_BYTES if folder else 0, dir=folder)
             return _Tee(sys.stdin.buffer, self.spool)  # type: ignore[return-value]  # reads like a file
         self.spool.seek(0)
         return self.spool  # type: ignore[no-any-return]

@@ -22,6 +22,7 @@ from kubegap_lint.core.errors import UsageError
 from kubegap_lint.core.model import Finding, InputError, Location, Severity
 from kubegap_lint.engine.run import LintResult
 from kubegap_lint.report import sarif_limits
+from kubegap_lint.report.sanitize import sarif_text
 from kubegap_lint.report.sarif_json import dumps, sarif
 from kubegap_lint.report.sarif_limits import (
     Limits,
@@ -227,7 +228,8 @@ class _Builder:
         real = self.mapper.file_path(finding.location.path) if uri is None else None
         if real is not None and os.path.isfile(real):
             self.mapper.require(finding.location.path)  # a real file outside the root: the user's mistake
-        message = f"{finding.resource.display()}: {finding.message}" if finding.resource else finding.message
+        message = sarif_text(f"{finding.resource.display()}: {finding.message}" if finding.resource
+                             else finding.message)
         related = None
         properties: dict[str, Any] = {}
         rendered = finding.rendered_location
@@ -299,7 +301,7 @@ class _Builder:
                 om.PhysicalLocation,
                 artifact_location=sarif(om.ArtifactLocation, uri=uri, uri_base_id=SRCROOT),
                 region=region))]
-        return sarif(om.Notification, level="error", message=sarif(om.Message, text=error.display()),
+        return sarif(om.Notification, level="error", message=sarif(om.Message, text=sarif_text(error.display())),
                      locations=locations)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from kubegap_lint.core.model import Finding, Severity
 from kubegap_lint.engine.run import LintResult
-from kubegap_lint.report.sanitize import safe_text
+from kubegap_lint.report.sanitize import no_command, safe_text
 
 _COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.NOTE: "cyan"}
 
@@ -21,20 +21,22 @@ def _style(text: str, colour: bool, **kwargs: Any) -> str:
 
 
 def finding_line(finding: Finding, colour: bool = False) -> str:
+    # Input text (paths, names, messages that quote them) is escaped piece by piece, before
+    # the colour codes are added: the codes are ours and must reach the terminal as they are.
     loc = finding.location
-    place = f"{loc.path}:{loc.line}:{loc.column}"
+    place = no_command(safe_text(f"{loc.path}:{loc.line}:{loc.column}"))
     severity = _style(finding.severity.value, colour, fg=_COLOURS[finding.severity], bold=True)
     subject = f"{finding.resource.display()}: " if finding.resource else ""
-    parts = [f"{_style(place, colour, bold=True)}: {severity} {finding.rule_id} {finding.rule_name}: "
-             f"{subject}{finding.message}"]
+    parts = [_style(place, colour, bold=True), f": {severity} ",
+             safe_text(f"{finding.rule_id} {finding.rule_name}: {subject}{finding.message}")]
     if finding.rendered_location is not None:
         rendered = finding.rendered_location
-        parts.append(f" (rendered at {rendered.path}:{rendered.line}:{rendered.column})")
+        parts.append(safe_text(f" (rendered at {rendered.path}:{rendered.line}:{rendered.column})"))
     if finding.approximate:
         parts.append(" [line approximate]")
     if finding.suppression is not None:
-        parts.append(f" [suppressed by {finding.suppression.kind}: {finding.suppression.reason}]")
-    return safe_text("".join(parts))
+        parts.append(safe_text(f" [suppressed by {finding.suppression.kind}: {finding.suppression.reason}]"))
+    return "".join(parts)
 
 
 def summary_line(result: LintResult) -> str:

@@ -59,11 +59,13 @@ def load_baseline(path: Path | str) -> Counter[str]:
 
 @lru_cache(maxsize=8)
 def _load(path: str, stamp: int) -> dict[str, int]:
+    from kubegap_lint.core.safefile import MAX_BASELINE_BYTES, read_text_limited
+
+    text = read_text_limited(path, MAX_BASELINE_BYTES, "baseline")
     try:
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataFileError([f"{path}: baseline cannot be read: {exc}"]) from None
+        document = json.loads(text)
+    except RecursionError:  # e.g. 100,000 nested arrays
+        raise DataFileError([f"{path}: baseline is nested too deeply to be a baseline"]) from None
     except json.JSONDecodeError as exc:
         raise DataFileError([f"{path}:{exc.lineno}:{exc.colno}: baseline is not valid JSON: {exc.msg}"]) from None
     if not isinstance(document, dict) or document.get("version") != BASELINE_VERSION \

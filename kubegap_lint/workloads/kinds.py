@@ -176,14 +176,27 @@ def rules_from_entries(entries: list[Any], display: str, positions: PositionInde
 
 
 def load_kind_table(path: Path | None = None) -> KindTable:
-    if path is None:  # the built-in table: kept between runs (catalogcache.py)
-        from kubegap_lint.catalog.cache import cached
+    if path is None:  # the built-in table: kept between runs as plain data (catalog/cache.py)
+        from kubegap_lint.catalog import cache
 
-        return cached("workloads", policies_dir(), lambda: _load_kind_table(policies_dir() / "workloads.yaml"),
-                      KindTable)
+        key = cache.catalog_key("workloads", policies_dir())
+        found = cache.load("workloads", key) if key else None
+        if isinstance(found, list):
+            try:
+                return KindTable(_rule(entry) for entry in found)
+            except Exception:  # noqa: BLE001 - any fault in cached data: load from the file
+                cache.note("the cached workload table does not match its file: loaded from the file")
+        entries = _kind_entries(policies_dir() / "workloads.yaml")
+        if key:
+            cache.store("workloads", key, entries)
+        return KindTable(_rule(entry) for entry in entries)
     return _load_kind_table(path)
 
 
-def _load_kind_table(path: Path) -> KindTable:
+def _kind_entries(path: Path) -> list[Any]:
     data, _ = load_validated(path, "workloads.schema.json")
-    return KindTable(_rule(entry) for entry in data["kinds"])
+    return list(data["kinds"])
+
+
+def _load_kind_table(path: Path) -> KindTable:
+    return KindTable(_rule(entry) for entry in _kind_entries(path))
