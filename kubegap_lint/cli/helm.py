@@ -12,7 +12,7 @@ import sys
 import click
 
 from kubegap_lint.cli.common import fail, report_and_exit, resolve_settings
-from kubegap_lint.cli.options import config_options, report_options
+from kubegap_lint.cli.options import OutputChoices, config_options, output_options, report_options
 
 
 @click.command("helm")
@@ -29,12 +29,13 @@ from kubegap_lint.cli.options import config_options, report_options
               help="Pass (exit 0, with a note) instead of failing when no helm binary exists.")
 @report_options
 @config_options
+@output_options
 def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[str, ...],
                  release: str | None, namespace: str | None, helm_path: str | None, from_files: bool,
                  allow_missing_helm: bool, fmt: str, output: str | None, fail_on: str | None,
                  select: tuple[str, ...], ignore: tuple[str, ...], no_colour: bool,
                  config_file: str | None = None, no_config: bool = False, sarif_root: str | None = None,
-                 sarif_category: str | None = None) -> None:
+                 sarif_category: str | None = None, choices: OutputChoices | None = None) -> None:
     """Render CHART with `helm template` and lint the output; findings point at the templates."""
     from kubegap_lint.helm.render import HelmError, HelmMissing, RenderOptions, charts_of, find_helm, render
 
@@ -74,7 +75,8 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     resolved, catalog = resolve_settings(tuple(chosen), config_file, no_config, select, ignore, fail_on)
     settings = resolved.settings
     settings.chart_dirs = [chart for chart in chosen if os.path.isdir(chart)]
+    settings.partial = True  # a chart is part of a repository: exemptions without paths are not judged
     linter = Linter(settings, catalog=catalog)
     result = linter.lint_texts(rendered)
     result.errors[:0] = errors
-    report_and_exit(result, linter, fmt, output, no_colour, False, sarif_root, sarif_category)
+    report_and_exit(result, linter, fmt, output, no_colour, False, sarif_root, sarif_category, choices)

@@ -82,9 +82,11 @@ def _walk(root: str, errors: list[InputError]) -> list[str]:
 
 
 def discover(
-    paths: Iterable[str], excludes: Iterable[str] = ()
+    paths: Iterable[str], excludes: Iterable[str] = (), stdin_display: str | None = None
 ) -> tuple[list[Source], list[InputError]]:
-    """Resolve command-line paths to sources; problems with a path become input errors."""
+    """Resolve command-line paths to sources; problems with a path become input errors.
+    `stdin_display` (--stdin-filename) is the path reported for `-`."""
+    stdin_name = _display(stdin_display) if stdin_display else STDIN_DISPLAY
     excludes = list(excludes)
     sources: list[Source] = []
     errors: list[InputError] = []
@@ -99,9 +101,9 @@ def discover(
 
     for path in paths:
         if path == STDIN_NAME:
-            if STDIN_DISPLAY not in seen:
-                seen.add(STDIN_DISPLAY)
-                sources.append(Source(STDIN_DISPLAY, None))
+            if stdin_name not in seen:
+                seen.add(stdin_name)
+                sources.append(Source(stdin_name, None))
             continue
         try:
             info = os.stat(path)
