@@ -151,14 +151,22 @@ def baseline_create_command(paths: tuple[str, ...], config_file: str | None, no_
                             select: tuple[str, ...], ignore: tuple[str, ...], output: str | None) -> None:
     """Print a baseline of the findings in PATHS: `kubegap-lint baseline create . > .kubegap-baseline.json`.
 
-    Run it, and later lint, from the same folder: paths are part of each fingerprint."""
+    Paths in it are from the git top level, so later runs match it from any folder of the repository."""
     if not paths:
         fail("no input: name files or folders to record, or - for stdin (see --help)")
     from kubegap_lint.engine.run import Linter
     from kubegap_lint.suppress.baseline import baseline_pieces
 
+    from kubegap_lint.helm.render import in_chart_templates
+    from kubegap_lint.input.sources import discover
+    from kubegap_lint.workloads.repofacts import repository_context
+
     resolved, catalog = resolve_settings(paths, config_file, no_config, select, ignore, no_baseline=True)
-    result = Linter(resolved.settings, catalog=catalog).lint_paths(paths)
+    settings = resolved.settings
+    sources, errors = discover(paths, settings.exclude)
+    # The findings a partial `lint` run would give: facts from the rest of the work tree.
+    settings.context = repository_context(paths, sources, settings.exclude, in_chart_templates)
+    result = Linter(settings, catalog=catalog).lint_sources(sources, errors)
     for error in result.errors:
         click.echo(f"kubegap-lint: {error.display()}", err=True)
     write(baseline_pieces(result.iter_findings()), output)

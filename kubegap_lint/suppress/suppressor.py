@@ -496,9 +496,10 @@ def apply_baseline(findings: Iterable[Finding], accepted: Counter[str], source: 
     from kubegap_lint.suppress.fingerprint import fingerprint
 
     remaining = Counter(accepted)
+    top = getattr(accepted, "top", None)  # a version 2 baseline's paths are from there
     for finding in findings:
         if finding.suppression is None:
-            mark = fingerprint(finding)
+            mark = fingerprint(finding, top)
             if remaining[mark] > 0:
                 remaining[mark] -= 1
                 finding = replace(finding, suppression=Suppression("baseline", "in the baseline", source))
