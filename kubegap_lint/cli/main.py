@@ -155,10 +155,9 @@ def baseline_create_command(paths: tuple[str, ...], config_file: str | None, no_
     if not paths:
         fail("no input: name files or folders to record, or - for stdin (see --help)")
     from kubegap_lint.engine.run import Linter
-    from kubegap_lint.suppress.baseline import baseline_pieces
-
     from kubegap_lint.helm.render import in_chart_templates
     from kubegap_lint.input.sources import discover
+    from kubegap_lint.suppress.baseline import baseline_pieces
     from kubegap_lint.workloads.repofacts import repository_context
 
     resolved, catalog = resolve_settings(paths, config_file, no_config, select, ignore, no_baseline=True)

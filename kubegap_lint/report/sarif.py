@@ -10,7 +10,6 @@ errors as tool execution notifications. Built with sarif-om's classes and writte
 from __future__ import annotations
 
 import os
-
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
