@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from typing import Any
 
 import click
@@ -19,7 +20,13 @@ import click
 from kubegap_lint import __version__
 from kubegap_lint.cli.common import EXIT_USAGE, fail, report_and_exit, resolve_settings, write
 from kubegap_lint.cli.helm import helm_command
-from kubegap_lint.cli.options import OutputChoices, config_options, output_options, report_options
+from kubegap_lint.cli.options import (
+    OutputChoices,
+    config_options,
+    output_options,
+    report_options,
+    stdin_filename_option,
+)
 from kubegap_lint.core.errors import KubegapError
 
 
@@ -74,47 +81,86 @@ def cli() -> None:
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=1, show_default=True,
               help="Worker processes for inputs over 1 MB (0: one per CPU). Same output; one"
                    " process streams with bounded memory, workers hold the whole input.")
+@stdin_filename_option
 def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None,
                  config_file: str | None, no_config: bool, select: tuple[str, ...],
                  ignore: tuple[str, ...], baseline: str | None, no_baseline: bool,
                  show_suppressed: bool, no_colour: bool, chart_dirs: tuple[str, ...] = (),
                  skip_chart_templates: bool = False, sarif_root: str | None = None,
                  sarif_category: str | None = None, jobs: int = 1, repo_facts: bool = True,
-                 choices: OutputChoices | None = None) -> None:
-    """Lint manifests: files, folders (recursively) and - for stdin."""
+                 choices: OutputChoices | None = None, stdin_filename: str | None = None) -> None:
+    """Lint manifests: files, folders (recursively) and - for stdin. A folder holding a
+    Chart.yaml is a chart: rendered in-process when the Helm engine is installed, else skipped."""
     if not paths:
         fail("no input: name files or folders to lint, or - for stdin (see --help)")
     from kubegap_lint.engine.run import Linter
     from kubegap_lint.input.sources import discover
 
     choices = choices or OutputChoices()
-    stdin_name = choices.stdin_filename
+    stdin_name = stdin_filename
     resolved, catalog = resolve_settings(_config_paths(paths, stdin_name), config_file, no_config, select,
                                          ignore, fail_on, baseline, no_baseline)
     settings = resolved.settings
     settings.chart_dirs.extend(chart_dirs)
     sources, errors = discover(paths, settings.exclude, stdin_name)
-    from kubegap_lint.helm.render import in_chart_templates
-
-    if skip_chart_templates:
-        sources = [s for s in sources if s.fs_path is None or not in_chart_templates(s.fs_path)]
     if repo_facts:
-        from kubegap_lint.workloads.repofacts import repository_context
-
-        # Chart templates are Go templates, not manifests, wherever the run comes from.
-        settings.context = repository_context(_config_paths(paths, stdin_name), sources, settings.exclude,
-                                              in_chart_templates)
+        settings.context = _repository_context(_config_paths(paths, stdin_name), sources, settings.exclude)
     linter = Linter(settings, catalog=catalog)
     from kubegap_lint.engine import parallel
+    from kubegap_lint.helm.render import split_chart_sources
 
-    result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
+    sources, charts = split_chart_sources(sources)
+    with tempfile.TemporaryDirectory(prefix="kubegap-lint-") as scratch:
+        if charts and not skip_chart_templates:
+            sources += _rendered_charts(charts, scratch, errors, linter.template_places)
+            settings.chart_dirs.extend(charts)
+        result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
     report_and_exit(result, linter, fmt, output, no_colour, show_suppressed, sarif_root, sarif_category,
                     choices)
+
+
+def _repository_context(paths: tuple[str, ...], sources: list[Any], excludes: list[str]) -> Any:
+    """The facts of the rest of the git work tree for a partial run (workloads/repofacts.py);
+    a chart's files are not manifests until rendered, so they give none."""
+    from kubegap_lint.helm.render import chart_root
+    from kubegap_lint.workloads.repofacts import repository_context
+
+    return repository_context(paths, sources, excludes, lambda path: chart_root(path) is not None)
 
 
 def _config_paths(paths: tuple[str, ...], stdin_name: str | None) -> tuple[str, ...]:
     """The paths the configuration is found from: --stdin-filename stands for -."""
     return tuple(stdin_name if p == "-" and stdin_name else p for p in paths)
+
+
+def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict) -> list:
+    """Each chart rendered in-process with its default values (a file in `scratch`, read as a
+    source), or, without the Helm engine, none and one note on how to lint them."""
+    from kubegap_lint.core.model import InputError
+    from kubegap_lint.helm.marked import exact_lines
+    from kubegap_lint.helm.render import HelmError, RenderOptions
+    from kubegap_lint.helm.sdk import available, render
+    from kubegap_lint.input.sources import Source
+
+    if not available():
+        click.echo(f"kubegap-lint: {len(charts)} chart(s) not linted ({', '.join(charts)}): their files are"
+                   " not manifests until rendered; install `kubegap-lint[helm]` to render them here, or run"
+                   " `kubegap-lint helm CHART`", err=True)
+        return []
+    found = []
+    for number, chart in enumerate(charts):
+        try:
+            text = render(chart, RenderOptions())
+        except HelmError as exc:
+            errors.append(InputError(chart, str(exc)))
+            continue
+        path = os.path.join(scratch, f"{number}.yaml")
+        with open(path, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        shown = f"<helm template {chart}>"
+        places[shown] = exact_lines(chart, RenderOptions(), text)
+        found.append(Source(shown, path))
+    return found
 
 
 @cli.group("config")
@@ -155,16 +201,14 @@ def baseline_create_command(paths: tuple[str, ...], config_file: str | None, no_
     if not paths:
         fail("no input: name files or folders to record, or - for stdin (see --help)")
     from kubegap_lint.engine.run import Linter
-    from kubegap_lint.helm.render import in_chart_templates
     from kubegap_lint.input.sources import discover
     from kubegap_lint.suppress.baseline import baseline_pieces
-    from kubegap_lint.workloads.repofacts import repository_context
 
     resolved, catalog = resolve_settings(paths, config_file, no_config, select, ignore, no_baseline=True)
     settings = resolved.settings
     sources, errors = discover(paths, settings.exclude)
     # The findings a partial `lint` run would give: facts from the rest of the work tree.
-    settings.context = repository_context(paths, sources, settings.exclude, in_chart_templates)
+    settings.context = _repository_context(paths, sources, settings.exclude)
     result = Linter(settings, catalog=catalog).lint_sources(sources, errors)
     for error in result.errors:
         click.echo(f"kubegap-lint: {error.display()}", err=True)

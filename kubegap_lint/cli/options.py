@@ -50,25 +50,24 @@ class OutputChoices:
     (`output_options` packs them into one `choices` argument)."""
 
     def __init__(self, quiet: bool = False, statistics: bool = False, exit_zero: bool = False,
-                 estimate: bool = True, allow_empty: bool = False, stdin_filename: str | None = None) -> None:
+                 estimate: bool = True, allow_empty: bool = False) -> None:
         self.quiet = quiet
         self.statistics = statistics
         self.exit_zero = exit_zero
         self.estimate = estimate
         self.allow_empty = allow_empty
-        self.stdin_filename = stdin_filename
 
 
 def output_options(command: Any) -> Any:
-    """--quiet, --statistics, --exit-zero, --estimate/--no-estimate, --allow-empty,
-    --stdin-filename: given to the command as one `choices: OutputChoices` argument."""
+    """--quiet, --statistics, --exit-zero, --estimate/--no-estimate, --allow-empty: given to the
+    command as one `choices: OutputChoices` argument (--stdin-filename is stdin_filename_option)."""
     import functools
 
     @functools.wraps(command)
     def packed(*args: Any, quiet: bool, statistics: bool, exit_zero: bool, estimate: bool,
-               allow_empty: bool, stdin_filename: str | None, **kwargs: Any) -> Any:
-        return command(*args, choices=OutputChoices(quiet, statistics, exit_zero, estimate, allow_empty,
-                                                    stdin_filename), **kwargs)
+               allow_empty: bool, **kwargs: Any) -> Any:
+        return command(*args, choices=OutputChoices(quiet, statistics, exit_zero, estimate, allow_empty),
+                       **kwargs)
 
     return _apply(packed, [
         click.option("--quiet", "-q", is_flag=True,
@@ -81,6 +80,12 @@ def output_options(command: Any) -> Any:
                      help="The 'Expected interruptions' block of the text report (docs/estimate.md)."),
         click.option("--allow-empty", is_flag=True,
                      help="Exit 0 on an input without any YAML document (by default an error: exit 2)."),
-        click.option("--stdin-filename", metavar="PATH", default=None,
-                     help="The path to report (and to find the configuration from) for input read from -."),
     ])
+
+
+def stdin_filename_option(command: Any) -> Any:
+    """--stdin-filename NAME: the name piped input (`-`) is reported under. Shared by the
+    commands that read stdin (issue 16 uses the same definition for `lint`)."""
+    return click.option(
+        "--stdin-filename", "stdin_filename", metavar="NAME", default=None,
+        help="Report piped input (-) as NAME (a file in the repository: SARIF points at it).")(command)
