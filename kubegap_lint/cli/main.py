@@ -110,6 +110,8 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
     from kubegap_lint.helm.render import split_chart_sources
 
     sources, charts = split_chart_sources(sources)
+    if charts:
+        choices.allow_empty = True  # charts were found (rendered, or skipped with a note): not empty
     with tempfile.TemporaryDirectory(prefix="kubegap-lint-") as scratch:
         if charts and not skip_chart_templates:
             sources += _rendered_charts(charts, scratch, errors, linter.template_places)
