@@ -263,8 +263,8 @@ def test_unknown_rule_in_config_is_located(tmp_path: Path) -> None:
     proc = run_cli(str(job), cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.decode().splitlines() == [
-        "kubegap-lint: .kubegap-lint.yaml:3:5: select: unknown rule 'KG2O1'; expected a rule id or name"
-        " (see `kubegap-lint rules`)"]
+        "kubegap-lint: .kubegap-lint.yaml:3:5: select: unknown rule 'KG2O1'; expected a rule id, name,"
+        " id prefix (KG3), glob (KG3*) or tag (see `kubegap-lint rules`)"]
 
 
 def test_pyproject_errors_name_the_table_key_and_line(tmp_path: Path) -> None:

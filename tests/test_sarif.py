@@ -217,8 +217,14 @@ def test_driver_rules_help_and_properties() -> None:
     assert kg201["name"] == "training-checkpoint-volume"
     assert kg201["defaultConfiguration"] == {"level": "error"}
     assert kg501["defaultConfiguration"] == {"level": "warning"}  # equal to the schema default: kept
-    assert kg201["properties"]["security-severity"] == "7.5"
-    assert kg501["properties"]["security-severity"] == "5.0"
+    # Resilience findings are not security alerts: no security-severity, GitHub ranks them by
+    # problem.severity. Only the rules tagged security (KG004, KG007: hostile input) carry one.
+    assert "security-severity" not in kg201["properties"] and "security-severity" not in kg501["properties"]
+    assert (kg201["properties"]["problem.severity"], kg501["properties"]["problem.severity"]) == ("error", "warning")
+    secured = {r["id"]: r["properties"]["security-severity"] for r in driver["rules"]
+               if "security-severity" in r["properties"]}
+    assert secured == {"KG004": "7.5", "KG007": "7.5"}  # both errors
+    assert all(("security" in r["properties"]["tags"]) == (r["id"] in secured) for r in driver["rules"])
     assert kg201["properties"]["precision"] == "medium"
     assert kg201["properties"]["tags"] == ["checkpoint", "storage", "gpu", "training"]
     assert "466" in kg201["fullDescription"]["text"]
@@ -235,7 +241,7 @@ def _github_anchor(heading: str) -> str:
 
 
 def test_help_uris_point_at_sections_of_docs_rules_md() -> None:
-    from kubegap_lint.report.sarif import RULES_DOC_URL
+    from kubegap_lint.report.sarif import rules_doc_url
 
     anchors = {_github_anchor(line.lstrip("#")) for line in (REPO / "docs" / "rules.md").read_text().splitlines()
                if line.startswith("#")}
@@ -245,7 +251,7 @@ def test_help_uris_point_at_sections_of_docs_rules_md() -> None:
     uris += [t["helpUri"] for t in run["taxonomies"][0]["taxa"]] + [run["taxonomies"][0]["informationUri"]]
     for uri in uris:
         base, _, fragment = uri.partition("#")
-        assert base == RULES_DOC_URL
+        assert base == rules_doc_url()
         assert fragment in anchors, uri
 
 
@@ -445,7 +451,11 @@ def test_input_errors_become_notifications_and_execution_fails(tmp_path: Path) -
     proc = run_cli("--format", "sarif", "--output", str(out), "--select", "KG201",
                    str(GPU_JOB.relative_to(REPO)), "no/such/file.yaml")
     assert proc.returncode == 2
-    assert proc.stderr.decode() == "kubegap-lint: no/such/file.yaml: no such file or folder\n"
+    # The input error, then the summary (with --output it goes to stderr).
+    assert proc.stderr.decode().splitlines() == [
+        "kubegap-lint: no/such/file.yaml: no such file or folder",
+        "1 file, 1 documents (0 empty, 0 not Kubernetes), 1 resources, 1 workloads: 1 error, 0 warnings,"
+        f" 0 notes; 1 input error; report written to {out}"]
     log = json.loads(out.read_text())
     invocation = log["runs"][0]["invocations"][0]
     assert invocation["executionSuccessful"] is False

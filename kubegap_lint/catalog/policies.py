@@ -93,6 +93,9 @@ class Policy:
     raw: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
+_ID_PREFIX = re.compile(r"^[A-Za-z]{2}[0-9]{0,3}$")
+
+
 @dataclass
 class Catalog:
     policies: list[Policy]
@@ -113,6 +116,27 @@ class Catalog:
             if key in (policy.id, policy.name) or key.upper() == policy.id:
                 return policy
         return None
+
+    def select(self, key: str) -> list[Policy]:
+        """The policies a selector names, in catalog order: an id or name; an id prefix
+        (`KG3`, as ruff selects by prefix); a glob over ids and names (`KG3*`, `nccl-*`); or a
+        tag (`nccl`). Empty when it names none."""
+        key = key.strip()
+        found = self.find(key)
+        if found is not None:
+            return [found]
+        if not key:
+            return []
+        if any(c in key for c in "*?["):
+            import fnmatch
+
+            return [p for p in self.policies if fnmatch.fnmatchcase(p.id, key.upper())
+                    or fnmatch.fnmatchcase(p.name, key)]
+        if _ID_PREFIX.match(key):
+            by_prefix = [p for p in self.policies if p.id.startswith(key.upper())]
+            if by_prefix:
+                return by_prefix
+        return [p for p in self.policies if key in p.tags]
 
 
 def _compile(expression: str, display: str, data: Any, positions: PositionIndex, path: list[Any]) -> Any:

@@ -80,19 +80,44 @@ def resolve_settings(paths: tuple[str, ...], config_file: str | None, no_config:
     return resolved, catalog
 
 
+def input_is_empty(result: Any) -> bool:
+    """No YAML document with content anywhere in the input (nothing read, an empty stdin, only
+    comments): the sign of a broken pipe upstream, e.g. a `helm template` that failed."""
+    stats = result.stats
+    return not result.errors and stats.documents == stats.empty_documents
+
+
 def report_and_exit(result: Any, linter: Any, fmt: str, output: str | None, no_colour: bool,
-                    show_suppressed: bool, sarif_root: str | None, sarif_category: str | None) -> NoReturn:
-    """Print the input errors, write the report in the chosen format, exit with the run's code."""
+                    show_suppressed: bool, sarif_root: str | None, sarif_category: str | None,
+                    choices: Any = None) -> NoReturn:
+    """Print the input errors, write the report in the chosen format, exit with the run's code.
+
+    With --output the summary line goes to stderr (the terminal is never left silent); with
+    --quiet there is none; --exit-zero turns exit code 1 into 0 (2 stays 2)."""
+    from kubegap_lint.cli.options import OutputChoices
     from kubegap_lint.report.formats import ReportOptions, render
     from kubegap_lint.report.sanitize import safe_text
 
+    choices = choices or OutputChoices()
     for error in result.errors:  # paths and messages may hold control characters: escape them
         click.echo(f"kubegap-lint: {safe_text(error.display())}", err=True)
+    if not choices.allow_empty and input_is_empty(result):
+        fail("the input holds no YAML document (an empty stdin, e.g. from a `helm template` that"
+             " failed, or no manifest in the named folders); pass --allow-empty to accept that")
+    if choices.statistics and fmt != "text":
+        fail(f"--statistics is for the text format, not {fmt}")
     options = ReportOptions(colour=not output and colour_wanted(no_colour, sys.stdout),
                             show_suppressed=show_suppressed, params=linter.params,
-                            sarif_root=sarif_root, sarif_category=sarif_category)
+                            sarif_root=sarif_root, sarif_category=sarif_category,
+                            summary=not choices.quiet, estimates=choices.estimate and not choices.quiet,
+                            statistics=choices.statistics)
     report = render(fmt, result, options)
     for warning in report.warnings:
         click.echo(f"kubegap-lint: {warning}", err=True)
     write(report.pieces, output)
-    sys.exit(result.exit_code(linter.settings.fail_on))
+    if output and not choices.quiet:
+        from kubegap_lint.report.text import summary_line
+
+        click.echo(f"{summary_line(result)}; report written to {safe_text(output)}", err=True)
+    code = result.exit_code(linter.settings.fail_on)
+    sys.exit(0 if code == 1 and choices.exit_zero else code)

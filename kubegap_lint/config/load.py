@@ -408,19 +408,19 @@ def check_rule_names(resolved: Resolved, catalog: Any) -> None:
         for name in names:
             if name == "*" and key.startswith("exemptions"):
                 continue
-            if catalog.find(name) is None:
+            if not catalog.select(name):
                 origin = resolved.origins.get(key.split("[")[0], "")
                 if config is not None and origin != COMMAND_LINE and name in _config_names(config, path):
                     where = config.place(path + [_config_names(config, path).index(name)])
                 else:
                     where = "--select/--ignore"
-                problems.append(f"{where}: {key}: unknown rule {name!r}; expected a rule id or name"
-                                " (see `kubegap-lint rules`)")
+                problems.append(f"{where}: {key}: unknown rule {name!r}; expected a rule id, name,"
+                                " id prefix (KG3), glob (KG3*) or tag (see `kubegap-lint rules`)")
 
     check(settings.select or [], "select", ["select"])
     check(settings.ignore, "ignore", ["ignore"])
     for name in settings.severity:
-        if catalog.find(name) is None:
+        if not catalog.select(name):
             where = config.place(["severity", name]) if config is not None else "severity"
             problems.append(f"{where}: severity: unknown rule {name!r}; expected a rule id or name"
                             " (see `kubegap-lint rules`)")

@@ -224,7 +224,7 @@ def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputErro
             process.start()
             child_end.close()
             workers.append((process, parent_end))
-        index = InputIndex()
+        index = linter.new_index()
         for _, conn in workers:
             state, parts = conn.recv()
             if state != "indexed":

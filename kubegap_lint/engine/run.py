@@ -101,17 +101,18 @@ class LintResult:
 
 
 def active_policies(catalog: Catalog, settings: Settings) -> list[Policy]:
-    """Apply select, ignore and severity overrides; unknown keys are errors."""
+    """Apply select, ignore and severity overrides (ids, names, prefixes, globs or tags:
+    Catalog.select); unknown keys are errors."""
     unknown = [k for k in (settings.select or []) + settings.ignore + list(settings.severity)
-               if catalog.find(k) is None]
+               if not catalog.select(k)]
     if unknown:
         where = f"{settings.source}: " if settings.source else ""
         raise DataFileError([f"{where}unknown rule(s): {', '.join(sorted(set(unknown)))}"
                              " (see `kubegap-lint rules`)"])
     chosen: list[Policy] = []
-    selected = {catalog.find(k).id for k in settings.select} if settings.select else None  # type: ignore[union-attr]
-    ignored = {catalog.find(k).id for k in settings.ignore}  # type: ignore[union-attr]
-    overrides = {catalog.find(k).id: v for k, v in settings.severity.items()}  # type: ignore[union-attr]
+    selected = {p.id for k in settings.select for p in catalog.select(k)} if settings.select else None
+    ignored = {p.id for k in settings.ignore for p in catalog.select(k)}
+    overrides = {p.id: v for k, v in settings.severity.items() for p in catalog.select(k)}
     for policy in catalog.policies:
         if policy.id in ignored:
             continue
@@ -156,6 +157,14 @@ class Linter:
         # Template places learned from a marked render (helm/marked.py), by rendered stream and
         # line: set by `kubegap-lint helm` for the charts it renders itself.
         self.template_places: dict[str, dict[int, Any]] = {}
+
+    def new_index(self, facts_in_memory: int | None = None) -> InputIndex:
+        """An empty index for a run, holding the facts of the files around a partial run
+        (Settings.context: the rest of the git work tree) before any linted file's own."""
+        index = InputIndex(facts_in_memory)
+        if self.settings.context is not None:
+            self.settings.context.seed(index)
+        return index
 
     def _interpreter(self) -> Any:
         from kubegap_lint.catalog.functions import PolicyInterpreter
@@ -275,7 +284,7 @@ class _Run:
         self.errors = errors
         self.keep_views = keep_views
         self.indexed = index is not None  # given, it holds the whole input already (parallel.py)
-        self.index = index if index is not None else InputIndex(facts_in_memory)
+        self.index = index if index is not None else linter.new_index(facts_in_memory)
         self.suppressor = Suppressor(linter)
         self.templates = TemplateMapper(linter.settings.chart_dirs, linter.template_places)
         self.faults: SortedSpill[Finding] = SortedSpill(Finding.sort_key)  # matched at the end

@@ -71,15 +71,38 @@ def estimate_lines(result: LintResult, params: dict[str, Any]) -> Iterator[str]:
                         f" {item.gpus} GPUs: one interruption every {interval_text(item.interval_days)}")
 
 
-def text_lines(result: LintResult, colour: bool = False, show_suppressed: bool = False,
-               params: dict[str, Any] | None = None) -> Iterator[str]:
-    """The report a line at a time (with its line end), as the stored findings are read."""
+def statistics_lines(result: LintResult) -> Iterator[str]:
+    """How many counted findings each rule gave, most first (then by rule id), like ruff's
+    --statistics: count, rule id, rule name, severity."""
+    counts: dict[tuple[str, str, str], int] = {}
     for finding in result.iter_findings():
-        if show_suppressed or finding.suppression is None:
-            yield finding_line(finding, colour) + "\n"
-    for line in estimate_lines(result, params or {}):
-        yield line + "\n"
-    yield summary_line(result) + "\n"
+        if finding.suppression is None:
+            key = (finding.rule_id, finding.rule_name, finding.severity.value)
+            counts[key] = counts.get(key, 0) + 1
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0][0]))
+    width = max((len(str(count)) for _, count in rows), default=1)
+    name_width = max((len(name) for (_, name, _), _ in rows), default=0)
+    for (rule_id, name, severity), count in rows:
+        yield f"{count:>{width}}  {rule_id}  {name:<{name_width}}  {severity}"
+
+
+def text_lines(result: LintResult, colour: bool = False, show_suppressed: bool = False,
+               params: dict[str, Any] | None = None, summary: bool = True, estimates: bool = True,
+               statistics: bool = False) -> Iterator[str]:
+    """The report a line at a time (with its line end), as the stored findings are read:
+    findings (or, with `statistics`, counts per rule), the interruption estimate, the summary."""
+    if statistics:
+        for line in statistics_lines(result):
+            yield line + "\n"
+    else:
+        for finding in result.iter_findings():
+            if show_suppressed or finding.suppression is None:
+                yield finding_line(finding, colour) + "\n"
+    if estimates:
+        for line in estimate_lines(result, params or {}):
+            yield line + "\n"
+    if summary:
+        yield summary_line(result) + "\n"
 
 
 def render_text(result: LintResult, colour: bool = False, show_suppressed: bool = False,

@@ -39,40 +39,26 @@ class InputIndex:
         return isinstance(self.facts, DiskFacts)
 
     def add(self, resource: Resource) -> None:
-        kind = resource.kind
-        data = resource.data
-        spec: dict[str, Any] = data["spec"] if isinstance(data.get("spec"), dict) else {}
-        name = resource.name
-        if name is None:
-            return
-        namespace = resource.namespace
-        if kind == "PodDisruptionBudget":
-            selector = spec.get("selector")
-            if selector == {} and resource.api_version == "policy/v1beta1":
-                selector = None  # policy/v1beta1: an empty selector selects no pods (v1: all)
-            self.add_budget(DisruptionBudget(
-                name, namespace, selector if isinstance(selector, dict) else None,
-                spec.get("minAvailable"), spec.get("maxUnavailable"), resource.path, resource.start.line,
-            ))
-        elif kind == "PersistentVolumeClaim":
-            self._put("claim", (namespace, name), True, kind, name)
-        elif kind == "ConfigMap":
-            values = data.get("data")
-            if isinstance(values, dict):
-                # Only what `envFrom` can make of it: a value too long for any setting a policy
-                # reads (a script, a config file) is kept as "set, value unknown".
-                self._put("config", (namespace, name), {
-                    str(k): (v if len(v) <= MAX_ENV_VALUE_CHARS else None)
-                    for k, v in values.items() if isinstance(v, str)
-                }, kind, name)
-        elif kind in ("TrainingRuntime", "ClusterTrainingRuntime") and resource.api_version \
-                and resource.api_version.startswith("trainer.kubeflow.org/"):
-            # Kept whole: a TrainJob that names it is judged merged with it (trainjob.py).
-            scope = None if kind == "ClusterTrainingRuntime" else namespace
+        for record in fact_records(resource):
+            self.add_record(record, resource.path)
+
+    def add_record(self, record: list[Any], path: str) -> None:
+        """Add one fact given as plain data (fact_records); `path` is the file it is from."""
+        table = record[0]
+        if table == "budget":
+            _, name, namespace, selector, min_available, max_unavailable, line = record
+            self.add_budget(DisruptionBudget(name, namespace, selector, min_available, max_unavailable,
+                                             path, line))
+        elif table == "claim":
+            self._put("claim", (record[1], record[2]), True, "PersistentVolumeClaim", record[2])
+        elif table == "config":
+            self._put("config", (record[1], record[2]), record[3], "ConfigMap", record[2])
+        elif table == "device":
+            _, kind, namespace, name, requests = record
+            self._put("device", (kind, namespace, name), [tuple(r) for r in requests], kind, name)
+        elif table == "runtime":
+            _, kind, scope, name, data = record
             self._put("runtime", (kind, scope, name), data, kind, name)
-        elif kind in ("ResourceClaimTemplate", "ResourceClaim"):
-            claim_spec = spec.get("spec", {}) if kind == "ResourceClaimTemplate" else spec
-            self._put("device", (kind, namespace, name), _device_requests(claim_spec), kind, name)
 
     def _put(self, table: str, key: tuple[Any, ...], value: Any, kind: str, name: str) -> None:
         self.facts.put(table, key, value)
@@ -161,6 +147,51 @@ class InputIndex:
             if first is not None:
                 found = self.facts.get("device", first)
         return found
+
+
+def fact_records(resource: Resource) -> list[list[Any]]:
+    """What a resource tells the index, as plain data (lists, strings, numbers, mappings): the
+    same for a file linted and for one read for its facts only (repofacts.py caches them as
+    JSON). A budget's record leaves out its path, which is the file's."""
+    kind = resource.kind
+    data = resource.data
+    spec: dict[str, Any] = data["spec"] if isinstance(data.get("spec"), dict) else {}
+    name = resource.name
+    if name is None:
+        return []
+    namespace = resource.namespace
+    if kind == "PodDisruptionBudget":
+        selector = spec.get("selector")
+        if selector == {} and resource.api_version == "policy/v1beta1":
+            selector = None  # policy/v1beta1: an empty selector selects no pods (v1: all)
+        return [["budget", name, namespace, selector if isinstance(selector, dict) else None,
+                 spec.get("minAvailable"), spec.get("maxUnavailable"), resource.start.line]]
+    if kind == "PersistentVolumeClaim":
+        return [["claim", namespace, name]]
+    if kind == "ConfigMap":
+        values = data.get("data")
+        if isinstance(values, dict):
+            # Only what `envFrom` can make of it: a value too long for any setting a policy
+            # reads (a script, a config file) is kept as "set, value unknown".
+            return [["config", namespace, name, {
+                str(k): (v if len(v) <= MAX_ENV_VALUE_CHARS else None)
+                for k, v in values.items() if isinstance(v, str)
+            }]]
+        return []
+    if kind in ("TrainingRuntime", "ClusterTrainingRuntime") and resource.api_version \
+            and resource.api_version.startswith("trainer.kubeflow.org/"):
+        # Kept whole: a TrainJob that names it is judged merged with it (trainjob.py).
+        scope = None if kind == "ClusterTrainingRuntime" else namespace
+        return [["runtime", kind, scope, name, data]]
+    if kind in ("ResourceClaimTemplate", "ResourceClaim"):
+        claim_spec = spec.get("spec", {}) if kind == "ResourceClaimTemplate" else spec
+        return [["device", kind, namespace, name, _device_requests(claim_spec)]]
+    return []
+
+
+# The kinds fact_records reads: a file that names none of them holds no fact.
+FACT_KINDS = ("PodDisruptionBudget", "PersistentVolumeClaim", "ConfigMap", "ResourceClaim",
+              "TrainingRuntime")  # ClusterTrainingRuntime contains it
 
 
 def _device_requests(claim_spec: Any) -> list[tuple[str, Any]]:
