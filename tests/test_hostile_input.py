@@ -219,7 +219,7 @@ def test_unreadable_file_is_reported_and_the_rest_linted(linter_factory, tmp_pat
             raise PermissionError(13, "Permission denied")
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr("kubegap_lint.engine.run.open", deny, raising=False)
+    monkeypatch.setattr("kubegap_lint.input.readers.open", deny, raising=False)
     result = linter_factory(None).lint_paths([str(tmp_path)])
     assert [(e.path.endswith("a.yaml"), e.message) for e in result.errors] == [(True, "cannot be read: Permission denied")]
     assert {Path(f.location.path).name for f in result.findings} == {"b.yaml"}

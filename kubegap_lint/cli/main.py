@@ -115,11 +115,12 @@ def baseline_create_command(paths: tuple[str, ...], config_file: str | None, no_
     Run it, and later lint, from the same folder: paths are part of each fingerprint."""
     if not paths:
         fail("no input: name files or folders to record, or - for stdin (see --help)")
+    from kubegap_lint.engine import parallel
     from kubegap_lint.engine.run import Linter
     from kubegap_lint.suppress.baseline import baseline_pieces
 
     resolved, catalog = resolve_settings(paths, config_file, no_config, select, ignore, no_baseline=True)
-    result = Linter(resolved.settings, catalog=catalog).lint_paths(paths)
+    result = parallel.lint_paths(Linter(resolved.settings, catalog=catalog), paths, jobs=1)
     for error in result.errors:
         click.echo(f"kubegap-lint: {error.display()}", err=True)
     write(baseline_pieces(result.iter_findings()), output)
