@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubegap_lint.catalog.policies import Catalog, Policy, load_catalog
 from kubegap_lint.config.settings import Settings
@@ -31,6 +31,9 @@ from kubegap_lint.store.spill import SortedSpill
 from kubegap_lint.suppress.suppressor import Suppressor
 from kubegap_lint.workloads.index import InputIndex
 from kubegap_lint.workloads.kinds import KindRule, KindTable, load_kind_table
+
+if TYPE_CHECKING:
+    from kubegap_lint.workloads.viewtypes import WorkloadView
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,7 @@ class LintResult:
     workloads: int
     policies: list[Policy]
     catalog: Catalog
-    views: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    views: list[WorkloadView] = field(default_factory=list, repr=False)
     estimate_store: SortedSpill[tuple[int, Estimate]] | None = field(default=None, repr=False)
     baseline: tuple[Counter[str], str] | None = None  # applied as the sorted findings are read
     _tally: Tally | None = field(default=None, init=False, repr=False)
@@ -245,7 +248,7 @@ def collector_paused() -> Iterator[None]:
 
 
 def make_result(linter: Linter, findings: SortedSpill[Finding], errors: list[InputError], stats: ReadStats,
-                workloads: int, views: list[dict[str, Any]],
+                workloads: int, views: list[WorkloadView],
                 estimates: SortedSpill[tuple[int, Estimate]]) -> LintResult:
     """The one place a LintResult is made (a run's end, and parallel.py's merge of its workers)."""
     baseline = None
@@ -279,7 +282,7 @@ class _Run:
         self.faults: SortedSpill[Finding] = SortedSpill(Finding.sort_key)  # matched at the end
         self.findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key)
         self.estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(lambda pair: pair[0])
-        self.views: list[tuple[int, dict[str, Any]]] = []
+        self.views: list[tuple[int, WorkloadView]] = []
         self.workloads = 0
         params = linter.params
         self.builder = ViewBuilder(self.index, params.get("gpu_resources", []), params.get("nccl_gpu_resources", []))
