@@ -135,4 +135,4 @@ def test_format_names_of_the_command_line_are_the_registry() -> None:
     from kubegap_lint.cli.options import FORMAT_NAMES
     from kubegap_lint.report.formats import names
 
-    assert FORMAT_NAMES == list(names())
+    assert list(names()) == FORMAT_NAMES

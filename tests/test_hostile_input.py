@@ -298,9 +298,9 @@ def test_streaming_second_pass_finds_the_same(linter_factory, tmp_path: Path, mo
 def test_stdin_is_read_again_for_the_second_pass(monkeypatch) -> None:
     env = {"KUBEGAP_TEST_RETAIN": "0"}
     text = (GPU_JOB + "---\n") * 3
-    normal = run_cli("--format", "json", "-", stdin=text.encode())
+    normal = run_cli("--format", "json", "--select", "KG201,KG501", "-", stdin=text.encode())
     code = ("import sys, kubegap_lint.input.stream as s; s.PendingWorkloads.__init__.__defaults__ = (0,);"
-            " sys.argv = ['kubegap-lint', '--format', 'json', '-'];"
+            " sys.argv = ['kubegap-lint', '--format', 'json', '--select', 'KG201,KG501', '-'];"
             " from kubegap_lint.cli.main import main; main()")
     import subprocess
     import sys

@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
 from kubegap_lint.input.read import Resource
@@ -20,7 +20,9 @@ from kubegap_lint.workloads import shellwords
 from kubegap_lint.workloads.index import InputIndex
 from kubegap_lint.workloads.kinds import KindRule, TemplateRule, get_path
 from kubegap_lint.workloads.viewfacts import add_resilience_facts
-from kubegap_lint.workloads.viewtypes import ContainerView, EnvRecord, Location, PodBudget, PodView, WorkloadView
+
+if TYPE_CHECKING:  # the view's types cost nothing at run time (workloads/viewtypes.py)
+    from kubegap_lint.workloads.viewtypes import ContainerView, EnvRecord, Location, PodBudget, PodView, WorkloadView
 
 _LAUNCHER_RE = re.compile(
     r"(?:^|[\s/;&|(\"'])(torchrun|torch\.distributed\.run|torch\.distributed\.launch|"
@@ -332,7 +334,7 @@ class ViewBuilder:
             "workload": summary,
         }
         positions.alias(pod, anchor)
-        return cast(PodView, pod)  # the facts' keys are added by add_resilience_facts
+        return cast("PodView", pod)  # the facts' keys are added by add_resilience_facts
 
     def _gpus_text(self, accelerators: dict[str, int | None], gpus: int | None) -> str:
         """'8 GPUs', '1 GPU', '4 google.com/tpu', or 'an unknown number of GPUs', for messages."""
@@ -428,7 +430,7 @@ class ViewBuilder:
             "raw": raw,
         }
         resource.positions.alias(view, raw)
-        return cast(ContainerView, view)  # accelerator_mismatches: add_resilience_facts
+        return cast("ContainerView", view)  # accelerator_mismatches: add_resilience_facts
 
     def _budgets(self, namespace: str | None, labels: dict[str, Any]) -> list[PodBudget]:
         return [{"name": budget.name, "min_available": budget.min_available,
@@ -511,4 +513,4 @@ class ViewBuilder:
         })
         add_resilience_facts(view, self.gpu_patterns)
         resource.positions.alias(view, data)
-        return cast(WorkloadView, view)
+        return cast("WorkloadView", view)
