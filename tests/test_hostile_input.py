@@ -219,7 +219,7 @@ def test_unreadable_file_is_reported_and_the_rest_linted(linter_factory, tmp_pat
             raise PermissionError(13, "Permission denied")
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr("kubegap_lint.engine.run.open", deny, raising=False)
+    monkeypatch.setattr("kubegap_lint.input.readers.open", deny, raising=False)
     result = linter_factory(None).lint_paths([str(tmp_path)])
     assert [(e.path.endswith("a.yaml"), e.message) for e in result.errors] == [(True, "cannot be read: Permission denied")]
     assert {Path(f.location.path).name for f in result.findings} == {"b.yaml"}
@@ -298,9 +298,9 @@ def test_streaming_second_pass_finds_the_same(linter_factory, tmp_path: Path, mo
 def test_stdin_is_read_again_for_the_second_pass(monkeypatch) -> None:
     env = {"KUBEGAP_TEST_RETAIN": "0"}
     text = (GPU_JOB + "---\n") * 3
-    normal = run_cli("--format", "json", "-", stdin=text.encode())
+    normal = run_cli("--format", "json", "--select", "KG201,KG501", "-", stdin=text.encode())
     code = ("import sys, kubegap_lint.input.stream as s; s.PendingWorkloads.__init__.__defaults__ = (0,);"
-            " sys.argv = ['kubegap-lint', '--format', 'json', '-'];"
+            " sys.argv = ['kubegap-lint', '--format', 'json', '--select', 'KG201,KG501', '-'];"
             " from kubegap_lint.cli.main import main; main()")
     import subprocess
     import sys

@@ -4,6 +4,7 @@ checkpoints and restarts, not a prediction: the assumption travels with every fi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +34,7 @@ def interval_text(days: float) -> str:
     return f"~{hours:.1f} hours" if hours >= 1 else f"~{hours * 60:.0f} minutes"
 
 
-def estimate(view: dict[str, Any], location: Location, ref: ResourceRef,
+def estimate(view: Mapping[str, Any], location: Location, ref: ResourceRef,
              reference: dict[str, Any] | None) -> Estimate | None:
     """The estimate for one workload view, or None when it is not multi-pod GPU training or
     its GPU count is unknown."""

@@ -4,7 +4,7 @@ existing parent when the problem is a missing field."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from kubegap_lint.catalog.policies import Policy
@@ -51,7 +51,7 @@ def _locate(policy: Policy, element: Any, resource: Resource, interpreter: Any) 
 
 
 def evaluate_workload(
-    policies: Iterable[Policy], view: dict[str, Any], resource: Resource, interpreter: Any
+    policies: Iterable[Policy], view: Mapping[str, Any], resource: Resource, interpreter: Any
 ) -> Iterator[Finding]:
     """Every finding of the given policies on one workload view; `interpreter` is the run's
     functions.PolicyInterpreter."""

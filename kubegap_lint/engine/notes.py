@@ -8,7 +8,7 @@ could apply to the workload's class (a rule tagged training or serving only to t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kubegap_lint.catalog.policies import Policy
@@ -16,18 +16,18 @@ from kubegap_lint.core.model import Finding, Location
 from kubegap_lint.input.read import Resource
 
 
-def _could_apply(policy: Policy, view: dict[str, Any]) -> bool:
+def _could_apply(policy: Policy, view: Mapping[str, Any]) -> bool:
     classes = {"training", "serving"} & set(policy.tags)
     if not classes:
         return True
     return bool(view.get("training") and "training" in classes or view.get("serving") and "serving" in classes)
 
 
-def _silenced(policies: list[Policy], view: dict[str, Any], need: str) -> list[str]:
+def _silenced(policies: list[Policy], view: Mapping[str, Any], need: str) -> list[str]:
     return [p.id for p in policies if need in p.needs and _could_apply(p, view)]
 
 
-def not_judged_notes(note: Policy, policies: list[Policy], view: dict[str, Any],
+def not_judged_notes(note: Policy, policies: list[Policy], view: Mapping[str, Any],
                      resource: Resource) -> Iterator[Finding]:
     if not view.get("has_gpu"):
         return

@@ -1,14 +1,22 @@
-"""Wire the stages for one run: sources -> read -> index -> views -> evaluate -> suppress.
+"""The run: sources -> read -> index -> views -> evaluate -> suppress, in one loop.
 
-This is the API the CLI and the tests call. It returns a `LintResult`; it never prints.
+`Linter.run` is the loop every command goes through (lint, helm, baseline create, policies
+check), fed by a reader (input/readers.py: files and stdin, texts such as rendered charts,
+documents already split, items already parsed). It returns a `LintResult`, made in one place
+(`make_result`); it never prints. Which path a `lint` takes (streaming in one process, one
+process over an input read whole, or worker processes that each run this loop on a share) is
+decided in one place: parallel.choose_path.
 """
 
 from __future__ import annotations
 
+import gc
+import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubegap_lint.catalog.policies import Catalog, Policy, load_catalog
 from kubegap_lint.config.settings import Settings
@@ -16,12 +24,16 @@ from kubegap_lint.core.errors import DataFileError, KubegapError
 from kubegap_lint.core.model import Finding, InputError, Location, Severity
 from kubegap_lint.engine.estimate import Estimate, estimate
 from kubegap_lint.engine.evaluate import evaluate_workload, fault_finding
-from kubegap_lint.input.read import InputFault, ReadStats, Resource, read_lines, read_text
+from kubegap_lint.input.read import InputFault, ReadStats, Resource
+from kubegap_lint.input.readers import Reader
 from kubegap_lint.input.sources import Source, discover
 from kubegap_lint.store.spill import SortedSpill
 from kubegap_lint.suppress.suppressor import Suppressor
 from kubegap_lint.workloads.index import InputIndex
 from kubegap_lint.workloads.kinds import KindRule, KindTable, load_kind_table
+
+if TYPE_CHECKING:
+    from kubegap_lint.workloads.viewtypes import WorkloadView
 
 
 @dataclass(frozen=True)
@@ -43,7 +55,7 @@ class LintResult:
     workloads: int
     policies: list[Policy]
     catalog: Catalog
-    views: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    views: list[WorkloadView] = field(default_factory=list, repr=False)
     estimate_store: SortedSpill[tuple[int, Estimate]] | None = field(default=None, repr=False)
     baseline: tuple[Counter[str], str] | None = None  # applied as the sorted findings are read
     _tally: Tally | None = field(default=None, init=False, repr=False)
@@ -177,79 +189,89 @@ class Linter:
         return self.lint_sources(sources, errors, keep_views=keep_views)
 
     def lint_texts(self, texts: Iterable[tuple[str, str]], keep_views: bool = False) -> LintResult:
-        """Lint in-memory documents given as (display path, text) pairs; used by tests and tools."""
-        stats = ReadStats()
-        items: list[Resource | InputFault] = []
-        for path, text in texts:
-            stats.files += 1
-            items.extend(read_text(path, text, stats))
-        return self._evaluate(items, [], stats, keep_views)
+        """Lint in-memory documents given as (display path, text) pairs (rendered charts,
+        tests and tools)."""
+        from kubegap_lint.input.readers import TextReader
+
+        return self.run(TextReader(texts), keep_views=keep_views)
 
     def lint_sources(self, sources: list[Source], errors: list[InputError] | None = None,
                      keep_views: bool = False) -> LintResult:
-        """Lint in one streaming pass: each document is parsed, indexed and dropped unless it
-        is a workload, and workloads wait (stream.PendingWorkloads: kept parsed up to a budget,
-        else read again at the end) until the index holds the facts of the whole input."""
-        from kubegap_lint.input.stream import PendingWorkloads, StdinSpool
+        """Lint files and stdin in one streaming pass (one process; parallel.lint_sources
+        decides when workers share the input instead)."""
+        from kubegap_lint.input.readers import SourceReader
+
+        return self.run(SourceReader(sources), errors, keep_views=keep_views)
+
+    def run(self, reader: Reader, errors: list[InputError] | None = None, keep_views: bool = False,
+            index: InputIndex | None = None) -> LintResult:
+        """The run loop: every command and every path (parallel.py's workers too) lints here.
+
+        Each item is taken as it is read: a fault is noted, a resource is indexed and dropped
+        unless it is a workload; workloads wait (stream.PendingWorkloads: kept parsed up to a
+        budget, else read again at the end) until the index holds the facts of the whole
+        input, then are evaluated in input order. A reader whose input is in memory anyway
+        keeps every workload parsed. With `index`, one built from the whole input already
+        (parallel.py evaluates a share of the input against the index of all of it)."""
+        from kubegap_lint.input.stream import PendingWorkloads
         from kubegap_lint.store.facts import FACTS_IN_MEMORY
 
-        run = _Run(self, list(errors or []), keep_views, facts_in_memory=FACTS_IN_MEMORY)
-        stats = ReadStats()
-        stdin = StdinSpool()
-        pending = PendingWorkloads()
-        for number, source in enumerate(sources):
-            for item in self._read_source(source, stdin, stats, run.errors):
+        with collector_paused():
+            run = _Run(self, list(errors or []), keep_views, index,
+                       facts_in_memory=None if reader.in_memory else FACTS_IN_MEMORY)
+            stats = ReadStats()
+            # An in-memory input costs no more kept parsed; the streaming budget is the default.
+            pending = PendingWorkloads(sys.maxsize) if reader.in_memory else PendingWorkloads()
+            for number, item in reader.read(stats, run.errors):
                 rule = run.take(item)
                 if rule is not None:
                     assert isinstance(item, Resource)
                     pending.add(number, item.document_index, item.item_index, item.chars, (item, rule))
-        for order, (resource, rule) in pending.kept:
-            run.evaluate(order, resource, rule)
-        order = len(pending.kept)
-        pending.kept = []
-        for number in sorted(pending.documents):
-            for item in self._read_source(sources[number], stdin, ReadStats(), run.errors, pending.wanted(number)):
-                if isinstance(item, Resource) and pending.to_read_again(number, item.document_index, item.item_index):
-                    rule = self.kind_table.lookup_or_infer(item.data)
-                    if rule is not None:
-                        run.evaluate(order, item, rule)
-                        order += 1
-        return run.result(stats)
+            for order, (resource, rule) in pending.kept:
+                run.evaluate(order, resource, rule)
+            order = len(pending.kept)
+            pending.kept = []
+            for number in sorted(pending.documents):
+                for item in reader.read_again(number, pending.wanted(number), run.errors):
+                    if isinstance(item, Resource) and pending.to_read_again(number, item.document_index,
+                                                                            item.item_index):
+                        rule = self.kind_table.lookup_or_infer(item.data)
+                        if rule is not None:
+                            run.evaluate(order, item, rule)
+                            order += 1
+            return run.result(stats)
 
-    @staticmethod
-    def _read_source(source: Source, stdin: Any, stats: ReadStats, errors: list[InputError],
-                     wanted: Callable[[int], bool] | None = None) -> Iterator[Resource | InputFault]:
-        """The items of one source as they are read; an OS error becomes an input error."""
-        from kubegap_lint.input.stream import source_lines
 
-        try:
-            handle = stdin.open() if source.fs_path is None else open(source.fs_path, "rb")
-        except OSError as exc:
-            errors.append(InputError(source.display, f"cannot be read: {exc.strerror or exc}"))
-            return
-        try:
-            stats.files += 1
-            bad_lines: list[int] = []
-            yield from read_lines(source.display, source_lines(handle, bad_lines), stats, bad_lines, wanted)
-        except OSError as exc:  # e.g. a read error half-way, or a folder that replaced the file
-            errors.append(InputError(source.display, f"cannot be read: {exc.strerror or exc}"))
-        finally:
-            handle.close()
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a run builds its data.
 
-    def _evaluate(self, items: list[Resource | InputFault], errors: list[InputError],
-                  stats: ReadStats, keep_views: bool, index: InputIndex | None = None) -> LintResult:
-        """Lint items already read; with `index`, one built from the whole input (parallel.py
-        evaluates part of the input against the index of all of it)."""
-        run = _Run(self, list(errors), keep_views, index)
-        workloads: list[tuple[Resource, KindRule]] = []
-        for item in items:
-            rule = run.take(item)
-            if rule is not None:
-                assert isinstance(item, Resource)
-                workloads.append((item, rule))
-        for order, (resource, rule) in enumerate(workloads):
-            run.evaluate(order, resource, rule)
-        return run.result(stats)
+    A lint allocates millions of small dicts, lists and tuples that stay alive until the run
+    ends; each collection walks all of them again, which took a third of a large lint. The data
+    holds no reference cycles (parsed documents are trees; an alias loop is one small cycle that
+    lives as long as its document), so reference counting frees everything the collector would.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def make_result(linter: Linter, findings: SortedSpill[Finding], errors: list[InputError], stats: ReadStats,
+                workloads: int, views: list[WorkloadView],
+                estimates: SortedSpill[tuple[int, Estimate]]) -> LintResult:
+    """The one place a LintResult is made (a run's end, and parallel.py's merge of its workers)."""
+    baseline = None
+    settings = linter.settings
+    if settings.baseline is not None:
+        from kubegap_lint.suppress.baseline import load_baseline
+
+        baseline = (load_baseline(settings.baseline), str(settings.baseline))
+    return LintResult(findings, errors, stats, workloads, linter.policies, linter.catalog, views, estimates,
+                      baseline)
 
 
 def _ref_text(resource: Resource) -> str:
@@ -290,7 +312,7 @@ class _Run:
         self.faults: SortedSpill[Finding] = SortedSpill(Finding.sort_key)  # matched at the end
         self.findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key)
         self.estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(lambda pair: pair[0])
-        self.views: list[tuple[int, dict[str, Any]]] = []
+        self.views: list[tuple[int, WorkloadView]] = []
         self.workloads = 0
         params = linter.params
         self.builder = ViewBuilder(self.index, params.get("gpu_resources", []), params.get("nccl_gpu_resources", []),
@@ -369,12 +391,6 @@ class _Run:
             self.findings.add(self.templates.map(self.suppressor.apply(finding)))
         self.faults.close()
         self.findings.extend(self.suppressor.closing_findings())
-        baseline = None
-        settings = self.linter.settings
-        if settings.baseline is not None:
-            from kubegap_lint.suppress.baseline import load_baseline
-
-            baseline = (load_baseline(settings.baseline), str(settings.baseline))
         self.views.sort(key=lambda pair: pair[0])
-        return LintResult(self.findings, self.errors, stats, self.workloads, self.linter.policies,
-                          self.linter.catalog, [v for _, v in self.views], self.estimates, baseline)
+        return make_result(self.linter, self.findings, self.errors, stats, self.workloads,
+                           [v for _, v in self.views], self.estimates)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
 from kubegap_lint.input.read import Resource
@@ -20,6 +20,9 @@ from kubegap_lint.workloads import shellwords
 from kubegap_lint.workloads.index import InputIndex
 from kubegap_lint.workloads.kinds import KindRule, KindTable, TemplateRule, get_path
 from kubegap_lint.workloads.viewfacts import add_resilience_facts
+
+if TYPE_CHECKING:  # the view's types cost nothing at run time (workloads/viewtypes.py)
+    from kubegap_lint.workloads.viewtypes import ContainerView, EnvRecord, Location, PodBudget, PodView, WorkloadView
 
 _LAUNCHER_RE = re.compile(
     r"(?:^|[\s/;&|(\"'])(torchrun|torch\.distributed\.run|torch\.distributed\.launch|"
@@ -118,7 +121,7 @@ def covering_mount(mounts: list[dict[str, Any]], path: str) -> dict[str, Any] | 
     return best
 
 
-def _location(path: str, source: str, node: Any, mounts: list[dict[str, Any]]) -> dict[str, Any]:
+def _location(path: str, source: str, node: Any, mounts: list[dict[str, Any]]) -> Location:
     mount = covering_mount(mounts, path)
     return {
         "path": path,
@@ -130,7 +133,7 @@ def _location(path: str, source: str, node: Any, mounts: list[dict[str, Any]]) -
     }
 
 
-def container_locations(raw: dict[str, Any], mounts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def container_locations(raw: dict[str, Any], mounts: list[dict[str, Any]]) -> list[Location]:
     """Every location a container names: its mount paths, and the absolute paths in its command,
     args (scripts included) and literal env values, each with the mount that covers it (none:
     the container's writable layer). Policies match these against checkpoint patterns."""
@@ -146,7 +149,7 @@ def container_locations(raw: dict[str, Any], mounts: list[dict[str, Any]]) -> li
 
 
 def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[str, Any],
-                container_path: str, role: str) -> list[dict[str, Any]]:
+                container_path: str, role: str) -> list[EnvRecord]:
     """One record per variable a container sets (env, envFrom, or its command line), so a
     policy can check names one by one and point at the env entry when there is one."""
     return [{
@@ -280,7 +283,7 @@ class ViewBuilder:
                                 prefix=prefix)
                 if pod is not None:
                     pod["found_by"] = kind_rule.found_by
-                    pods.append((pod, rule))
+                    pods.append((cast("dict[str, Any]", pod), rule))
         return pods
 
     def _embedded_pods(self, resource: Resource, data: dict[str, Any], rule: TemplateRule,
@@ -304,7 +307,7 @@ class ViewBuilder:
         self, resource: Resource, rule: TemplateRule, role: str, base: str,
         holder: dict[str, Any], replica_source: dict[str, Any], summary: dict[str, Any],
         data: dict[str, Any] | None = None, replicas: int | None | str = "table", prefix: str = "",
-    ) -> dict[str, Any] | None:
+    ) -> PodView | None:
         """One pod view. `data` is the resource (or the embedded resource) the rule's paths
         start from; `replicas` overrides the table's count (the walk reads its own)."""
         root = resource.data if data is None else data
@@ -364,7 +367,7 @@ class ViewBuilder:
             pod_count = replicas if isinstance(replicas, int) else None
         containers = [self._container(resource, spec, c, i, role, path)
                       for i, c in enumerate(as_list(spec.get("containers"))) if isinstance(c, dict)]
-        init_containers: list[dict[str, Any]] = []
+        init_containers: list[ContainerView] = []
         for i, c in enumerate(as_list(spec.get("initContainers"))):
             if isinstance(c, dict):
                 view = self._container(resource, spec, c, i, role, path, init=True)
@@ -427,7 +430,7 @@ class ViewBuilder:
             [c["raw"] for c in containers], self.diagnostic_commands)
         self.read_nodes.update((id(anchor), id(spec)))
         positions.alias(pod, anchor)
-        return pod
+        return cast("PodView", pod)  # the facts' keys are added by add_resilience_facts
 
     def _gpus_text(self, accelerators: dict[str, int | None], gpus: int | None) -> str:
         """'8 GPUs', '1 GPU', '4 google.com/tpu', or 'an unknown number of GPUs', for messages."""
@@ -471,7 +474,7 @@ class ViewBuilder:
                 self.placeholders.append(entry)
 
     def _container(self, resource: Resource, spec: dict[str, Any], raw: dict[str, Any], position: int,
-                   role: str, pod_path: str, init: bool = False) -> dict[str, Any]:
+                   role: str, pod_path: str, init: bool = False) -> ContainerView:
         env: dict[str, str | None] = {}
         entries: dict[str, Any] = {}
         for entry in as_list(raw.get("env")):
@@ -542,15 +545,15 @@ class ViewBuilder:
             "raw": raw,
         }
         resource.positions.alias(view, raw)
-        return view
+        return cast("ContainerView", view)  # accelerator_mismatches: add_resilience_facts
 
-    def _budgets(self, namespace: str | None, labels: dict[str, Any]) -> list[dict[str, Any]]:
+    def _budgets(self, namespace: str | None, labels: dict[str, Any]) -> list[PodBudget]:
         return [{"name": budget.name, "min_available": budget.min_available,
                  "max_unavailable": budget.max_unavailable, "path": budget.path, "line": budget.line}
                 for budget in self.index.budgets_for(namespace, labels)]
 
     # -- workloads ------------------------------------------------------------------------
-    def workload_view(self, resource: Resource, rule: KindRule) -> dict[str, Any] | None:
+    def workload_view(self, resource: Resource, rule: KindRule) -> WorkloadView | None:
         data = resource.data
         summary: dict[str, Any] = {
             "kind": resource.kind,
@@ -598,7 +601,7 @@ class ViewBuilder:
                 replicas = None if value is None or replicas is None else replicas * value
         elif any(t.counts_as_replicas for t in rule.templates):
             counted = [pod["replicas"] for pod, t in pod_rules if t.counts_as_replicas]
-            replicas = None if any(c is None for c in counted) else sum(counted)
+            replicas = None if any(c is None for c in counted) else sum(cast(list[int], counted))
         else:
             replicas = pods_total
         has_gpu = any(p["has_gpu"] for p in pods)
@@ -646,4 +649,4 @@ class ViewBuilder:
         })
         add_resilience_facts(view, self.gpu_patterns)
         resource.positions.alias(view, data)
-        return view
+        return cast("WorkloadView", view)
