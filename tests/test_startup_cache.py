@@ -100,3 +100,34 @@ def test_warm_start_imports_no_jsonschema_and_prints_the_same(tmp_path) -> None:
         env={**os.environ, "PYTHONPATH": str(REPO), **env},
     )
     assert probe.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_safe_patterns_are_checked_once_and_refused_ones_every_time(cache, monkeypatch) -> None:
+    from kubegap_lint.catalog import patterns
+    from kubegap_lint.config.settings import Settings
+    from kubegap_lint.engine.run import effective_params
+
+    catalog = load_catalog()
+    params = effective_params(catalog, Settings())
+    monkeypatch.setattr(patterns, "_safe", None)
+    assert patterns.policy_pattern_errors(catalog.policies, params) == []
+    remembered = (cache / patterns.SAFE_PATTERNS_FILE).read_text(encoding="ascii").split()
+    assert len(remembered) >= 5  # the built-in policies' patterns (KG305's, KG306's, ...)
+    # A later run (module state gone) takes them from the file: no pattern is parsed again.
+    monkeypatch.setattr(patterns, "_safe", None)
+    checked: list[str] = []
+    real = patterns.pattern_problem
+    monkeypatch.setattr(patterns, "pattern_problem", lambda p: checked.append(p) or real(p))
+    assert patterns.policy_pattern_errors(catalog.policies, params) == []
+    assert checked == []
+    # A pattern that backtracks is never remembered, so it is refused on every run.
+    policy = next(p for p in catalog.policies if p.name == "nccl-debug-always-on")
+    from dataclasses import replace
+
+    import jmespath
+
+    evil = replace(policy, violation=jmespath.compile("match('(a+)+$', name)"))
+    for _ in range(2):
+        errors = patterns.policy_pattern_errors([evil], params)
+        assert len(errors) == 1 and "backtrack" in errors[0]
+    assert (cache / patterns.SAFE_PATTERNS_FILE).read_text(encoding="ascii").split() == remembered

@@ -80,10 +80,17 @@ def _nodes(ast: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-def expression_pattern_errors(ast: dict[str, Any], params: dict[str, Any]) -> list[str]:
+def expression_pattern_errors(ast: dict[str, Any], params: dict[str, Any],
+                              newly_safe: list[str] | None = None) -> list[str]:
     """Problems with the patterns a compiled expression passes to match(), where they are known
     before evaluation: literals, and param('name') whose value is a string."""
     problems: list[str] = []
+
+    def check(pattern: str) -> str | None:
+        if newly_safe is None:
+            return pattern_problem(pattern)
+        return checked_pattern_problem(pattern, newly_safe)
+
     for node in _nodes(ast):
         if node.get("type") != "function_expression" or node.get("value") != "match":
             continue
@@ -92,12 +99,12 @@ def expression_pattern_errors(ast: dict[str, Any], params: dict[str, Any]) -> li
         if not isinstance(first, dict):
             continue
         if first.get("type") == "literal" and isinstance(first.get("value"), str):
-            problem = pattern_problem(first["value"])
+            problem = check(first["value"])
         elif first.get("type") == "function_expression" and first.get("value") == "param":
             name_node = (first.get("children") or [None])[0]
             name = name_node.get("value") if isinstance(name_node, dict) else None
             value = params.get(name) if isinstance(name, str) else None
-            problem = pattern_problem(value) if isinstance(value, str) else None
+            problem = check(value) if isinstance(value, str) else None
             if problem:
                 problem = f"parameter '{name}': {problem}"
         else:
@@ -107,8 +114,74 @@ def expression_pattern_errors(ast: dict[str, Any], params: dict[str, Any]) -> li
     return problems
 
 
+# Patterns that passed before, kept between runs (start-up): plain lines of a checksum of the
+# tool version and the pattern, in the cache folder of validcache.py. A lost or stale file
+# only means checking again. Kept apart from the catalog cache (its owner may change its format).
+SAFE_PATTERNS_FILE = "safe-patterns-v1.txt"
+_safe: set[str] | None = None
+
+
+def _pattern_key(pattern: str) -> str:
+    import zlib
+
+    from kubegap_lint import __version__
+
+    data = f"{__version__}\0{pattern}".encode("utf-8", "surrogatepass")
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
+
+
+def _known_safe() -> set[str]:
+    global _safe
+    if _safe is None:
+        from kubegap_lint.catalog.validcache import cache_dir
+
+        _safe = set()
+        folder = cache_dir()
+        if folder is not None:
+            try:
+                with open(folder / SAFE_PATTERNS_FILE, encoding="ascii") as handle:
+                    _safe = {line.strip() for line in handle}
+            except (OSError, UnicodeDecodeError):
+                pass
+    return _safe
+
+
+def _remember_safe(keys: list[str]) -> None:
+    from kubegap_lint.catalog.validcache import cache_dir
+
+    folder = cache_dir()
+    if folder is None or not keys:
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / SAFE_PATTERNS_FILE, "a", encoding="ascii") as handle:
+            handle.write("".join(key + "\n" for key in keys))
+    except OSError:
+        pass
+
+
+def checked_pattern_problem(pattern: str, newly_safe: list[str]) -> str | None:
+    """pattern_problem, skipped for a pattern that passed in an earlier run of this version."""
+    key = _pattern_key(pattern)
+    if key in _known_safe():
+        return None
+    problem = pattern_problem(pattern)
+    if problem is None:
+        _known_safe().add(key)
+        newly_safe.append(key)
+    return problem
+
+
 def policy_pattern_errors(policies: list[Any], params: dict[str, Any]) -> list[str]:
     """One line per refused pattern: the policy file, the field, and why."""
+    newly_safe: list[str] = []
+    try:
+        return _policy_pattern_errors(policies, params, newly_safe)
+    finally:
+        _remember_safe(newly_safe)
+
+
+def _policy_pattern_errors(policies: list[Any], params: dict[str, Any], newly_safe: list[str]) -> list[str]:
     errors: list[str] = []
     for policy in policies:
         fields: list[tuple[str, Any]] = [
@@ -120,5 +193,6 @@ def policy_pattern_errors(policies: list[Any], params: dict[str, Any]) -> list[s
         for key, expression in fields:
             ast = getattr(expression, "parsed", None)
             if isinstance(ast, dict):
-                errors.extend(f"{policy.path}: {key}: {problem}" for problem in expression_pattern_errors(ast, params))
+                errors.extend(f"{policy.path}: {key}: {problem}"
+                              for problem in expression_pattern_errors(ast, params, newly_safe))
     return errors
