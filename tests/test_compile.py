@@ -12,6 +12,7 @@ from typing import Any
 
 import jmespath
 import pytest
+from conftest import CORPUS, EXAMPLES, load_bench_generator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,6 @@ from kubegap_lint.catalog.policies import Catalog, Policy, _load_catalog
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.engine.evaluate import truthy
 from kubegap_lint.engine.run import Linter, effective_params
-from tests.conftest import CORPUS, EXAMPLES, load_bench_generator
 
 CATALOG: Catalog = _load_catalog([], None)  # from the files: no cache between the test and the code
 PARAMS = effective_params(CATALOG, Settings())
