@@ -144,14 +144,11 @@ class PolicyInterpreter:
     def __init__(self, params: dict[str, Any], compiled: bool = True) -> None:
         from jmespath import visitor
 
-        functions = PolicyFunctions(params)
-        interpreter = visitor.TreeInterpreter(jmespath.Options(custom_functions=functions))
-        self._visit = interpreter.visit
-        self._compiler = None
-        if compiled:
-            from kubegap_lint.catalog.compile import Compiler
-
-            self._compiler = Compiler(functions, interpreter)
+        self._functions = PolicyFunctions(params)
+        self._interpreter = visitor.TreeInterpreter(jmespath.Options(custom_functions=self._functions))
+        self._visit = self._interpreter.visit
+        self._compiled = compiled
+        self._compiler: Any = None  # made at the first search: a run without workloads needs none
         # id(expression) -> (expression, evaluator); the expression is kept so its id stays its own.
         self._evaluators: dict[int, tuple[Any, Any]] = {}
 
@@ -161,7 +158,11 @@ class PolicyInterpreter:
         if found is not None and found[0] is expression:
             return found[1]
         parsed = expression.parsed
-        if self._compiler is not None:
+        if self._compiled:
+            if self._compiler is None:
+                from kubegap_lint.catalog.compile import Compiler
+
+                self._compiler = Compiler(self._functions, self._interpreter)
             evaluate = self._compiler.compile(parsed)
         else:
             visit = self._visit
