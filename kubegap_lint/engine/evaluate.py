@@ -95,18 +95,19 @@ def evaluate_workload(
                 template=resource.helm_source,
                 node_path=f"{_element_path(element, number)}|{matched}",
                 evidence=policy.evidence,
-                key_path=_key_path(resource, position),
                 found_by=found_by if isinstance(found_by, str) else None,
             )
 
 
-def _key_path(resource: Resource, position: Position) -> tuple[Any, ...]:
-    """Only Helm output needs the key path (to find the template line): skip the walk otherwise."""
+def key_path_of(resource: Resource, finding: Finding) -> tuple[Any, ...]:
+    """The YAML key path of the node a finding is located at: only a finding that moves to a
+    chart template needs it (template_lines.locate), so the mapper asks for it then."""
     if resource.helm_source is None:
         return ()
     from kubegap_lint.engine.keypath import key_path_at
 
-    return key_path_at(resource.data, resource.positions, position)
+    return key_path_at(resource.data, resource.positions,
+                       Position(finding.location.line, finding.location.column))
 
 
 def fault_finding(fault: InputFault, policy: Policy) -> Finding:

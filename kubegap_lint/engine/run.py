@@ -23,7 +23,7 @@ from kubegap_lint.config.settings import Settings
 from kubegap_lint.core.errors import DataFileError, KubegapError
 from kubegap_lint.core.model import Finding, InputError, Location, Severity
 from kubegap_lint.engine.estimate import Estimate, estimate
-from kubegap_lint.engine.evaluate import evaluate_workload, fault_finding
+from kubegap_lint.engine.evaluate import evaluate_workload, fault_finding, key_path_of
 from kubegap_lint.input.read import InputFault, ReadStats, Resource
 from kubegap_lint.input.readers import Reader
 from kubegap_lint.input.sources import Source, discover
@@ -381,7 +381,8 @@ class _Run:
                 ))
                 continue
             for finding in findings:
-                self.findings.add(self.suppressor.apply(self.templates.map(finding), resource))
+                mapped = self.templates.map(finding, lambda f: key_path_of(resource, f))
+                self.findings.add(self.suppressor.apply(mapped, resource))
 
     def result(self, stats: ReadStats) -> LintResult:
         if self.index.on_disk:

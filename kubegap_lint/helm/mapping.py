@@ -13,7 +13,7 @@ import bisect
 import os
 import re
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -57,6 +57,7 @@ class ChartIndex:
             self.named.extend(self._walk(folder))
         self._below_cwd: list[tuple[str, str]] | None = None
         self._templates: dict[str, str | None] = {}
+        self._resolved: dict[str, str | None] = {}  # per run: a stream names few templates, often
 
     @staticmethod
     def _walk(root: str) -> list[tuple[str, str]]:
@@ -87,6 +88,11 @@ class ChartIndex:
 
     def resolve(self, source: str) -> str | None:
         """The template file a `# Source:` path names, or None when no chart holds it."""
+        if source not in self._resolved:
+            self._resolved[source] = self._resolve(source)
+        return self._resolved[source]
+
+    def _resolve(self, source: str) -> str | None:
         parts = [p for p in source.replace("\\", "/").split("/") if p]
         if len(parts) < 2 or any(p == ".." for p in parts):
             return None
@@ -153,8 +159,11 @@ class TemplateMapper:
             return 0, 1
         return position, len(unique)
 
-    def map(self, finding: Finding) -> Finding:
-        """The finding with its primary location moved to the template file, when one is found."""
+    def map(self, finding: Finding,
+            key_path: Callable[[Finding], tuple[object, ...]] | None = None) -> Finding:
+        """The finding with its primary location moved to the template file, when one is found.
+        `key_path` gives the YAML key path of the finding's node when the finding has none: it
+        walks the resource, so it is only asked for once a template was found."""
         if finding.template is None or finding.rendered_location:
             return finding
         place = self.places.get(finding.location.path, {}).get(finding.location.line)
@@ -171,9 +180,11 @@ class TemplateMapper:
             return self._fallback(finding, path if text is not None else None)
         rank, count = self._rank(finding.location.path, finding.template, finding.resource.kind,
                                  finding.document_index or 0)
-        match = locate(text, finding.resource.kind, rank, count, finding.key_path)
+        path_in_document = finding.key_path or (key_path(finding) if key_path else ())
+        match = locate(text, finding.resource.kind, rank, count, path_in_document)
         return replace(
             finding,
+            key_path=path_in_document,
             location=Location(_display(path), match.line, match.column),
             rendered_location=finding.location,
             approximate=finding.approximate or match.approximate,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import bisect
 import sys
-import tempfile
 from array import array
 from collections.abc import Callable, Iterator
 from typing import IO, Any
@@ -78,6 +77,8 @@ class StdinSpool:
 
     def open(self) -> IO[bytes]:
         if self.spool is None:
+            import tempfile  # stdin only: a run on files never needs it
+
             from kubegap_lint.core.tempdir import private_temp_dir
 
             folder = private_temp_dir()  # None: no private temp folder, so all of it in memory
