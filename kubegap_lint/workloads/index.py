@@ -25,6 +25,23 @@ class DisruptionBudget:
     line: int
 
 
+@dataclass(frozen=True)
+class Autoscaler:
+    """An HPA or KEDA ScaledObject, by the workload its scaleTargetRef names."""
+    kind: str
+    name: str | None
+    namespace: str | None
+    target_kind: str
+    target_name: str
+    min_replicas: Any  # as written; None when unset
+    max_replicas: Any
+    path: str
+    line: int
+
+
+_AUTOSCALER_KINDS = frozenset(("HorizontalPodAutoscaler", "ScaledObject"))
+
+
 class InputIndex:
     """The facts, by key. They are kept in dictionaries; with `facts_in_memory`, past that many
     they move to a database on disk (facts.py), so that memory does not grow with a stream."""
@@ -33,6 +50,7 @@ class InputIndex:
         self.facts: MemoryFacts | DiskFacts = MemoryFacts()
         self.facts_in_memory = facts_in_memory
         self.budget_count = 0
+        self.autoscaler_count = 0
 
     @property
     def on_disk(self) -> bool:
@@ -54,6 +72,10 @@ class InputIndex:
                 name, namespace, selector if isinstance(selector, dict) else None,
                 spec.get("minAvailable"), spec.get("maxUnavailable"), resource.path, resource.start.line,
             ))
+        elif kind in _AUTOSCALER_KINDS:
+            autoscaler = _autoscaler(resource, spec)
+            if autoscaler is not None:
+                self.add_autoscaler(autoscaler)
         elif kind == "PersistentVolumeClaim":
             self._put("claim", (namespace, name), True, kind, name)
         elif kind == "ConfigMap":
@@ -92,6 +114,14 @@ class InputIndex:
             self.facts.append("bucket", None, number)
         self._maybe_move()
 
+    def add_autoscaler(self, autoscaler: Autoscaler) -> None:
+        number = self.autoscaler_count
+        self.autoscaler_count += 1
+        self.facts.put("autoscaler", number, autoscaler)
+        # By target kind and name; the namespace is compared on lookup, as for budgets.
+        self.facts.append("scales", (autoscaler.target_kind, autoscaler.target_name), number)
+        self._maybe_move()
+
     def _maybe_move(self) -> None:
         if self.facts_in_memory is not None and isinstance(self.facts, MemoryFacts) \
                 and self.facts.count > self.facts_in_memory:
@@ -104,6 +134,8 @@ class InputIndex:
         assert isinstance(part.facts, MemoryFacts)
         for number in range(part.budget_count):
             self.add_budget(part.facts.get("budget", number))
+        for number in range(part.autoscaler_count):
+            self.add_autoscaler(part.facts.get("autoscaler", number))
         for table in ("claim", "config", "device"):
             for key, value in part.facts.tables.get(table, {}).items():
                 self.facts.put(table, key, value)
@@ -120,6 +152,18 @@ class InputIndex:
                 continue
             if selector_matches(budget.selector, labels):
                 found.append(budget)
+        return found
+
+    def autoscalers_for(self, namespace: str | None, kind: str | None, name: str | None) -> list[Autoscaler]:
+        """The HPAs and ScaledObjects whose scaleTargetRef names this workload, in input order."""
+        if kind is None or name is None:
+            return []
+        found = []
+        for number in self.facts.numbers("scales", [(kind, name)]):
+            autoscaler: Autoscaler = self.facts.get("autoscaler", number)
+            if autoscaler.namespace is not None and namespace is not None and autoscaler.namespace != namespace:
+                continue
+            found.append(autoscaler)
         return found
 
     def _lookup(self, table: str, key: tuple[Any, ...], kind: str, name: str, namespace: str | None) -> Any:
@@ -150,6 +194,24 @@ class InputIndex:
             if first is not None:
                 found = self.facts.get("device", first)
         return found
+
+
+def _autoscaler(resource: Resource, spec: dict[str, Any]) -> Autoscaler | None:
+    """The autoscaler's target and bounds. A ScaledObject's target kind defaults to Deployment
+    (KEDA's scaleTargetRef); an HPA must name its kind."""
+    target = spec.get("scaleTargetRef")
+    if not isinstance(target, dict) or not isinstance(target.get("name"), str):
+        return None
+    if resource.kind == "ScaledObject":
+        target_kind = target.get("kind") or "Deployment"
+        low, high = spec.get("minReplicaCount"), spec.get("maxReplicaCount")
+    else:
+        target_kind = target.get("kind")
+        low, high = spec.get("minReplicas"), spec.get("maxReplicas")
+    if not isinstance(target_kind, str):
+        return None
+    return Autoscaler(resource.kind, resource.name, resource.namespace, target_kind, target["name"],
+                      low, high, resource.path, resource.start.line)
 
 
 def _device_requests(claim_spec: Any) -> list[tuple[str, Any]]:
