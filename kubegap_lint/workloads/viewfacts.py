@@ -440,8 +440,9 @@ def serving_facts(container: dict[str, Any]) -> dict[str, Any] | None:
     prestop = as_dict(raw.get("lifecycle")).get("preStop")
     flag, seconds = engine_drain(engine, words)
     # A worker rank of a multi-node engine (`--node-rank 1`, vLLM `--headless`) takes no requests.
-    rank = flag_value(words, ("--node-rank", "--node_rank"))
-    entry = not ((rank is not None and rank.strip() not in ("0", "")) or "--headless" in words)
+    # An unrendered rank ($(LWS_WORKER_INDEX)) is unknown: not a worker by that alone.
+    rank = as_count(flag_value(words, ("--node-rank", "--node_rank")))
+    entry = not ((rank is not None and rank > 0) or "--headless" in words)
     return {
         "engine": engine,
         "entry": entry,
@@ -626,12 +627,16 @@ def add_resilience_facts(view: dict[str, Any], gpu_patterns: list[str]) -> None:
     view["gpu_pods"] = gpu_pods
     view["budgets"] = budget_facts(view.get("pods") or [])
     view["elastic"] = elastic_facts(view)
+    leader_template = view.get("kind") == "LeaderWorkerSet" and any(
+        p.get("role") == "leader" for p in view.get("pods") or [])
     for pod in view.get("pods") or []:
         spec = as_dict(pod.get("spec"))
         pod["grace_seconds"] = spec.get("terminationGracePeriodSeconds")
         pod["active_deadline"] = spec.get("activeDeadlineSeconds")
         for container in pod.get("containers") or []:
             serving = serving_facts(container)
+            if serving is not None and pod.get("role") == "worker" and leader_template:
+                serving["entry"] = False  # LeaderWorkerSet: the leader takes the requests
             if serving is not None:
                 # The drain arithmetic needs the pod's grace period beside the container's hook.
                 grace = pod["grace_seconds"]
