@@ -376,3 +376,33 @@ spec:
         "PyTorch job on 16 GPUs has no activeDeadlineSeconds (Job, runPolicy or pod), and its"
         " manifest weakens the PyTorch watchdog (TORCH_NCCL_ENABLE_MONITORING=0): a hung collective holds all"
         " of them until someone notices")]
+
+
+def test_only_the_leader_of_a_leader_worker_set_takes_requests() -> None:
+    lws = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: sglang}
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 2
+    LEADER
+    workerTemplate:
+      spec:
+        containers:
+          - name: worker
+            image: lmsysorg/sglang:latest
+            command: ["python3", "-m", "sglang.launch_server", "--node-rank", "$(LWS_WORKER_INDEX)"]
+            resources: {limits: {nvidia.com/gpu: 1}}
+"""
+    leader = """leaderTemplate:
+      spec:
+        containers:
+          - name: leader
+            image: lmsysorg/sglang:latest
+            command: ["python3", "-m", "sglang.launch_server", "--node-rank", "$(LWS_WORKER_INDEX)"]
+            resources: {limits: {nvidia.com/gpu: 1}}"""
+    assert [(line, col) for *_, line, col, _ in _findings("KG104", lws.replace("LEADER", leader))] == [(11, 13)]
+    # Without a leader template the worker template makes the leader too.
+    assert [(line, col) for *_, line, col, _ in _findings("KG104", lws.replace("LEADER", "restartPolicy: RecreateGroupOnPodRestart"))] == [(12, 13)]
