@@ -406,3 +406,30 @@ spec:
     assert [(line, col) for *_, line, col, _ in _findings("KG104", lws.replace("LEADER", leader))] == [(11, 13)]
     # Without a leader template the worker template makes the leader too.
     assert [(line, col) for *_, line, col, _ in _findings("KG104", lws.replace("LEADER", "restartPolicy: RecreateGroupOnPodRestart"))] == [(12, 13)]
+
+
+def test_a_local_model_cache_in_the_input_stops_the_kserve_note() -> None:
+    isvc = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: llama3}
+spec:
+  predictor:
+    minReplicas: 2
+    model:
+      modelFormat: {name: huggingface}
+      storageUri: hf://meta-llama/meta-llama-3-8b-instruct
+      resources: {limits: {nvidia.com/gpu: "1"}}
+"""
+    cache = """\
+apiVersion: serving.kserve.io/v1alpha1
+kind: LocalModelCache
+metadata: {name: llama3}
+spec:
+  sourceModelUri: URI
+  modelSize: 10Gi
+  nodeGroups: [gpu]
+"""
+    assert [(r, s, line, col) for r, s, _, line, col, _ in _findings("KG204", isvc)] == [("KG204", "note", 7, 5)]
+    assert _findings("KG204", isvc, cache.replace("URI", "hf://meta-llama/meta-llama-3-8b-instruct")) == []
+    assert len(_findings("KG204", isvc, cache.replace("URI", "hf://other/model"))) == 1

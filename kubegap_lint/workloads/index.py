@@ -76,6 +76,10 @@ class InputIndex:
             autoscaler = _autoscaler(resource, spec)
             if autoscaler is not None:
                 self.add_autoscaler(autoscaler)
+        elif kind == "LocalModelCache":
+            uri = spec.get("sourceModelUri")
+            if isinstance(uri, str):
+                self._put("modelcache", (uri,), True, kind, name)
         elif kind == "PersistentVolumeClaim":
             self._put("claim", (namespace, name), True, kind, name)
         elif kind == "ConfigMap":
@@ -136,7 +140,7 @@ class InputIndex:
             self.add_budget(part.facts.get("budget", number))
         for number in range(part.autoscaler_count):
             self.add_autoscaler(part.facts.get("autoscaler", number))
-        for table in ("claim", "config", "device"):
+        for table in ("claim", "config", "device", "modelcache"):
             for key, value in part.facts.tables.get(table, {}).items():
                 self.facts.put(table, key, value)
         for key, first in part.facts.tables.get("first", {}).items():
@@ -179,6 +183,10 @@ class InputIndex:
         if found is None:
             found = self.facts.get("config", (None, name))
         return found
+
+    def model_cached(self, uri: str) -> bool:
+        """Whether a KServe LocalModelCache in the input caches this storage URI on the nodes."""
+        return self.facts.has("modelcache", (uri,))
 
     def claim_exists(self, namespace: str | None, name: str) -> bool:
         if self.facts.has("claim", (namespace, name)) or self.facts.has("claim", (None, name)):

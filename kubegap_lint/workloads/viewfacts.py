@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
@@ -506,11 +507,13 @@ def scaling_facts(view: dict[str, Any]) -> dict[str, Any]:
     return {"max": highest, "floors": floors}
 
 
-def kserve_predictor(view: dict[str, Any], gpu_patterns: list[str]) -> dict[str, Any] | None:
+def kserve_predictor(view: dict[str, Any], gpu_patterns: list[str],
+                     model_cached: Callable[[str], bool] | None = None) -> dict[str, Any] | None:
     """A KServe InferenceService predictor: `uri` (its storageUri, on the predictor or its
     model), `downloads` (the storage initializer copies the model into the pod at every start:
-    any known URI but `pvc://` and `oci://`, which mount instead), `gpu` (the predictor or its
-    model asks for an accelerator) and `node`. None for other kinds."""
+    any known URI but `pvc://` and `oci://`, which mount instead, and one a LocalModelCache in
+    the input keeps on the nodes), `gpu` (the predictor or its model asks for an accelerator)
+    and `node`. None for other kinds."""
     if view.get("kind") != "InferenceService":
         return None
     predictor = as_dict(as_dict(as_dict(view.get("resource")).get("spec")).get("predictor"))
@@ -520,7 +523,7 @@ def kserve_predictor(view: dict[str, Any], gpu_patterns: list[str]) -> dict[str,
     holder = next((h for h in (model, predictor) if isinstance(h.get("storageUri"), str)), None)
     uri = holder["storageUri"] if holder is not None else None
     downloads = isinstance(uri, str) and not uri.startswith(("pvc://", "oci://")) \
-        and not _UNRENDERED_RE.search(uri)
+        and not _UNRENDERED_RE.search(uri) and not (model_cached is not None and model_cached(uri))
     containers = [model] + [as_dict(c) for c in as_list(predictor.get("containers"))]
     gpu = any(fnmatch.fnmatchcase(str(name), pattern)
               for c in containers
@@ -614,7 +617,8 @@ def batch_facts(view: dict[str, Any]) -> dict[str, Any] | None:
 
 # -- the hook -------------------------------------------------------------------------------
 
-def add_resilience_facts(view: dict[str, Any], gpu_patterns: list[str]) -> None:
+def add_resilience_facts(view: dict[str, Any], gpu_patterns: list[str],
+                         model_cached: Callable[[str], bool] | None = None) -> None:
     """Add the facts above to a workload view in place (docs/workload-view.md)."""
     gpu_pods: int | None = 0
     for pod in view.get("pods") or []:
@@ -652,5 +656,5 @@ def add_resilience_facts(view: dict[str, Any], gpu_patterns: list[str]) -> None:
             container["idle"]["restarts"] = pod["restart_policy"] in (None, "Always")
     view["owner_references"] = as_list(as_dict(as_dict(view.get("resource")).get("metadata")).get("ownerReferences"))
     view["scaling"] = scaling_facts(view)
-    view["kserve"] = kserve_predictor(view, gpu_patterns)
+    view["kserve"] = kserve_predictor(view, gpu_patterns, model_cached)
     view["batch"] = batch_facts(view)

@@ -501,6 +501,6 @@ class ViewBuilder:
             {"kind": a.kind, "name": a.name, "min_replicas": a.min_replicas, "max_replicas": a.max_replicas,
              "path": a.path, "line": a.line}
             for a in self.index.autoscalers_for(resource.namespace, resource.kind, resource.name)]
-        add_resilience_facts(view, self.gpu_patterns)
+        add_resilience_facts(view, self.gpu_patterns, self.index.model_cached)
         resource.positions.alias(view, data)
         return view
