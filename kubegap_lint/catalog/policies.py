@@ -82,6 +82,7 @@ class Policy:
     at: tuple[tuple[str, Any], ...] = ()
     message: MessageTemplate | None = None
     severity_expr: Any = None
+    needs: tuple[str, ...] = ()  # facts it cannot judge without (KG008 names it when one is missing)
     raw: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
@@ -165,6 +166,7 @@ def load_policy(path: Path) -> Policy:
         precision=data.get("precision", "high"),
         enabled=bool(data.get("enabled", True)),
         path=display,
+        needs=tuple(data.get("needs", [])),
         raw=data,
         **compiled,
     )

@@ -93,6 +93,7 @@ class Finding:
     key_path: tuple[Any, ...] = ()  # YAML keys to the located node; set only for Helm output
     suppression: Suppression | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    found_by: str | None = None  # the workload table entry, or "walk", that found the pod template
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         loc = self.location

@@ -41,7 +41,8 @@ def estimate(view: dict[str, Any], location: Location, ref: ResourceRef,
     # (a CPU launcher or head beside one GPU pod does not count).
     gpu_pods = view.get("gpu_pods")
     # The rate was measured on GPUs (H100): TPUs and other accelerators get no figure.
-    if not reference or not view.get("training") or not view.get("nccl_gpu") \
+    # A diagnostic (nccl-tests, nvidia-smi, sleep) is not training: no figure.
+    if not reference or not view.get("training") or view.get("diagnostic") or not view.get("nccl_gpu") \
             or not (isinstance(gpu_pods, int) and gpu_pods > 1):
         return None
     gpus = view.get("gpus_total")

@@ -56,6 +56,7 @@ def evaluate_workload(
     """Every finding of the given policies on one workload view; `interpreter` is the run's
     functions.PolicyInterpreter."""
     ref = resource.ref()
+    found_by_role = {p.get("role"): p.get("found_by") for p in view.get("pods") or [] if isinstance(p, dict)}
     for policy in policies:
         if not truthy(interpreter.search(policy.applies_to, view)):
             continue
@@ -76,6 +77,11 @@ def evaluate_workload(
             if isinstance(element, dict):
                 # A container view has an index; a per-variable record names its container.
                 container = element.get("name") if "index" in element else element.get("container")
+            found_by = element.get("found_by") if isinstance(element, dict) else None
+            if not isinstance(found_by, str):
+                found_by = found_by_role.get(role) if isinstance(role, str) else None
+            if not isinstance(found_by, str):
+                found_by = view.get("found_by")
             yield Finding(
                 rule_id=policy.id,
                 rule_name=policy.name,
@@ -90,6 +96,7 @@ def evaluate_workload(
                 node_path=f"{_element_path(element, number)}|{matched}",
                 evidence=policy.evidence,
                 key_path=_key_path(resource, position),
+                found_by=found_by if isinstance(found_by, str) else None,
             )
 
 

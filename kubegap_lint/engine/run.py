@@ -266,7 +266,8 @@ class _Run:
         self.views: list[tuple[int, dict[str, Any]]] = []
         self.workloads = 0
         params = linter.params
-        self.builder = ViewBuilder(self.index, params.get("gpu_resources", []), params.get("nccl_gpu_resources", []))
+        self.builder = ViewBuilder(self.index, params.get("gpu_resources", []), params.get("nccl_gpu_resources", []),
+                                   linter.kind_table, params.get("diagnostic_commands", []))
         self.interpreter = linter._interpreter()
 
     def take(self, item: Resource | InputFault) -> KindRule | None:
@@ -295,6 +296,12 @@ class _Run:
                          resource.ref(), params.get("interruption_reference"))
         if found is not None:
             self.estimates.add((order, found))
+        note = self.linter.input_policies.get("workload-not-judged")
+        if note is not None:
+            from kubegap_lint.engine.notes import not_judged_notes
+
+            for finding in not_judged_notes(note, self.linter.workload_policies, view, resource):
+                self.findings.add(self.suppressor.apply(self.templates.map(finding), resource))
         for policy in self.linter.workload_policies:
             try:
                 findings = list(evaluate_workload([policy], view, resource, self.interpreter))

@@ -49,8 +49,13 @@ class Resource:
 
     @property
     def name(self) -> str | None:
+        """metadata.name; for a resource named by the API server (only `generateName`), the
+        prefix and `*` (`train-*`), so findings say which resource they are about."""
         name = self.metadata.get("name")
-        return None if name is None else str(name)
+        if name is None:
+            prefix = self.metadata.get("generateName")
+            return None if prefix is None or isinstance(prefix, (dict, list)) else f"{prefix}*"
+        return str(name)
 
     @property
     def namespace(self) -> str | None:

@@ -91,6 +91,11 @@ class InputIndex:
                     str(k): (v if len(v) <= MAX_ENV_VALUE_CHARS else None)
                     for k, v in values.items() if isinstance(v, str)
                 }, kind, name)
+        elif kind in ("TrainingRuntime", "ClusterTrainingRuntime") and resource.api_version \
+                and resource.api_version.startswith("trainer.kubeflow.org/"):
+            # Kept whole: a TrainJob that names it is judged merged with it (trainjob.py).
+            scope = None if kind == "ClusterTrainingRuntime" else namespace
+            self._put("runtime", (kind, scope, name), data, kind, name)
         elif kind in ("ResourceClaimTemplate", "ResourceClaim"):
             claim_spec = spec.get("spec", {}) if kind == "ResourceClaimTemplate" else spec
             self._put("device", (kind, namespace, name), _device_requests(claim_spec), kind, name)
@@ -140,7 +145,7 @@ class InputIndex:
             self.add_budget(part.facts.get("budget", number))
         for number in range(part.autoscaler_count):
             self.add_autoscaler(part.facts.get("autoscaler", number))
-        for table in ("claim", "config", "device", "modelcache"):
+        for table in ("claim", "config", "device", "runtime", "modelcache"):
             for key, value in part.facts.tables.get(table, {}).items():
                 self.facts.put(table, key, value)
         for key, first in part.facts.tables.get("first", {}).items():
@@ -177,6 +182,12 @@ class InputIndex:
             if first is not None:
                 found = self.facts.get(table, first)
         return found
+
+    def training_runtime(self, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+        """A (Cluster)TrainingRuntime of the input, by the kind and name a TrainJob's runtimeRef gives."""
+        scope = None if kind == "ClusterTrainingRuntime" else namespace
+        found = self._lookup("runtime", (kind, scope, name), kind, name, scope)
+        return found if isinstance(found, dict) else None
 
     def config_map(self, namespace: str | None, name: str) -> dict[str, str | None] | None:
         found = self._lookup("config", (namespace, name), "ConfigMap", name, namespace)

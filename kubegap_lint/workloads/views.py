@@ -18,7 +18,7 @@ from kubegap_lint.core.coerce import as_count, as_dict, as_list
 from kubegap_lint.input.read import Resource
 from kubegap_lint.workloads import shellwords
 from kubegap_lint.workloads.index import InputIndex
-from kubegap_lint.workloads.kinds import KindRule, TemplateRule, get_path
+from kubegap_lint.workloads.kinds import KindRule, KindTable, TemplateRule, get_path
 from kubegap_lint.workloads.viewfacts import add_resilience_facts, covering_mount
 
 _LAUNCHER_RE = re.compile(
@@ -26,7 +26,7 @@ _LAUNCHER_RE = re.compile(
     r"accelerate\s+launch|deepspeed)(?=$|[\s;&|)\"'])"
 )
 _DISTRIBUTED_ENV = ("MASTER_ADDR", "WORLD_SIZE")
-_DISTRIBUTED_KINDS = frozenset(("PyTorchJob", "TrainJob", "ElasticJob"))
+_DISTRIBUTED_KINDS = frozenset(("PyTorchJob", "TrainJob", "ElasticJob", "HyperPodPyTorchJob"))
 _EXPORT_RE = re.compile(r"(?:^|[\s;&|(])(?:export\s+)?([A-Z][A-Z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;&|)]*)")
 _MPI_X_RE = re.compile(r"(?:^|\s)-x\s+([A-Za-z_][A-Za-z0-9_]*)(?:=([^\s;&|)]*))?")
 _VOLUME_META_KEYS = frozenset(("name",))
@@ -153,11 +153,18 @@ def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[s
 class ViewBuilder:
     """Builds workload views for one run; holds the parameters and the input index."""
 
-    def __init__(self, index: InputIndex, gpu_resources: list[str], nccl_resources: list[str]) -> None:
+    def __init__(self, index: InputIndex, gpu_resources: list[str], nccl_resources: list[str],
+                 kind_table: KindTable | None = None, diagnostic_commands: list[str] | None = None) -> None:
         self.index = index
         self.gpu_patterns = list(gpu_resources)
         self.nccl_patterns = list(nccl_resources)
+        self.kind_table = kind_table  # reads resources embedded in others (Katib trialSpec)
+        self.diagnostic_commands = list(diagnostic_commands or [])
         self.claim_names: set[str] = set()  # volumeClaimTemplates of the workload being built
+        self.read_nodes: set[int] = set()  # ids of the templates the table read (not walked again)
+        self.placeholders: list[dict[str, Any]] = []  # unrendered counts of the workload being built
+        self._count_base = ""  # view path of the entry counts are read from (for KG008's field)
+        self._count_root: Any = None  # the resource root: paths from it are not prefixed
 
     # -- accelerators -------------------------------------------------------------------
     def is_gpu_resource(self, name: str) -> bool:
@@ -200,9 +207,8 @@ class ViewBuilder:
         return found
 
     # -- pods -----------------------------------------------------------------------------
-    def _templates(self, resource: Resource, rule: TemplateRule) -> Iterator[tuple[str, str, Any, dict[str, Any], Any]]:
+    def _templates(self, data: dict[str, Any], rule: TemplateRule) -> Iterator[tuple[str, str, Any, dict[str, Any], Any]]:
         """(role, path, entry, pod template-like object, the entry the replicas are read from)."""
-        data = resource.data
         if rule.each_key is not None:
             mapping = get_path(data, rule.each_key)
             for key, entry in as_dict(mapping).items():
@@ -215,24 +221,82 @@ class ViewBuilder:
                 if isinstance(entry, dict):
                     role = get_path(entry, rule.role_key)
                     role_text = str(role) if role is not None else str(position)
+                    if rule.role:  # two templates per entry (kthena entry and worker)
+                        role_text = f"{role_text} {rule.role}"
                     yield role_text, f"{'.'.join(rule.each_item)}[{position}]", entry, entry, entry
         else:
             yield str(rule.role), "", data, data, data
 
     def pod_views(self, resource: Resource, kind_rule: KindRule,
                   summary: dict[str, Any]) -> list[tuple[dict[str, Any], TemplateRule]]:
+        """The pods the table's entry reads, then any other pod template the walk finds."""
+        pods = None
+        if kind_rule.merge == "trainer-runtime":
+            pods = self._runtime_pods(resource, summary)
+        if pods is None:
+            pods = self._table_pods(resource, resource.data, kind_rule, summary, "", 0)
+        from kubegap_lint.workloads.walked import walked_pods
+
+        pods.extend(walked_pods(self, resource, pods, summary))
+        return pods
+
+    def _runtime_pods(self, resource: Resource, summary: dict[str, Any]) -> list[tuple[dict[str, Any], TemplateRule]] | None:
+        """A TrainJob's pods merged with its runtime when the input holds it; else None, and
+        `runtime_missing` says which runtime the rules that need it did not see."""
+        from kubegap_lint.workloads.trainjob import merged_pods, override_nodes, runtime_ref
+
+        self.read_nodes.update(id(node) for node in override_nodes(resource.data))
+        ref = runtime_ref(resource.data)
+        if ref is None:
+            return None
+        runtime = self.index.training_runtime(ref[0], resource.namespace, ref[1])
+        if runtime is None:
+            summary["runtime_missing"] = {"kind": ref[0], "name": ref[1]}
+            return None
+        summary["runtime"] = {"kind": ref[0], "name": ref[1]}
+        return merged_pods(self, resource, runtime, ref[0], ref[1], summary)
+
+    def _table_pods(self, resource: Resource, data: dict[str, Any], kind_rule: KindRule,
+                    summary: dict[str, Any], prefix: str, depth: int) -> list[tuple[dict[str, Any], TemplateRule]]:
         pods: list[tuple[dict[str, Any], TemplateRule]] = []
         for rule in kind_rule.templates:
-            for role, base, _entry, holder, replica_source in self._templates(resource, rule):
-                pod = self._pod(resource, rule, role, base, holder, replica_source, summary)
+            if rule.resource is not None:
+                pods.extend(self._embedded_pods(resource, data, rule, summary, prefix, depth))
+                continue
+            for role, base, _entry, holder, replica_source in self._templates(data, rule):
+                base = ".".join(p for p in (prefix, base) if p)
+                pod = self._pod(resource, rule, role, base, holder, replica_source, summary, data,
+                                prefix=prefix)
                 if pod is not None:
+                    pod["found_by"] = kind_rule.found_by
                     pods.append((pod, rule))
+        return pods
+
+    def _embedded_pods(self, resource: Resource, data: dict[str, Any], rule: TemplateRule,
+                       summary: dict[str, Any], prefix: str, depth: int) -> list[tuple[dict[str, Any], TemplateRule]]:
+        """Pods of a whole resource held inside this one (a Katib trial's PyTorchJob or Job),
+        read by that resource's own entry; paths keep the holder's prefix."""
+        assert rule.resource is not None
+        inner = get_path(data, rule.resource)
+        if self.kind_table is None or not isinstance(inner, dict) or depth > 3:
+            return []
+        inner_rule = self.kind_table.lookup(inner.get("apiVersion"), inner.get("kind"))
+        if inner_rule is None:
+            return []
+        path = ".".join(p for p in (prefix, ".".join(rule.resource)) if p)
+        pods = self._table_pods(resource, inner, inner_rule, summary, path, depth + 1)
+        for pod, _ in pods:
+            pod["embedded"] = {"path": path, "kind": inner.get("kind"), "class": inner_rule.workload_class}
         return pods
 
     def _pod(
         self, resource: Resource, rule: TemplateRule, role: str, base: str,
         holder: dict[str, Any], replica_source: dict[str, Any], summary: dict[str, Any],
+        data: dict[str, Any] | None = None, replicas: int | None | str = "table", prefix: str = "",
     ) -> dict[str, Any] | None:
+        """One pod view. `data` is the resource (or the embedded resource) the rule's paths
+        start from; `replicas` overrides the table's count (the walk reads its own)."""
+        root = resource.data if data is None else data
         positions = resource.positions
         partial = False
         metadata: dict[str, Any] = {}
@@ -253,6 +317,17 @@ class ViewBuilder:
             metadata = as_dict(holder.get("metadata")) if rule.spec == ("spec",) else {}
             anchor = spec
             rel = ".".join(rule.spec)
+            model = get_path(spec, rule.model) if rule.model is not None else None
+            if isinstance(model, dict):
+                # KServe's predictor.model: one container-like mapping beside the pod spec fields;
+                # it is the predictor's main container, before any others written there.
+                synthetic_model = dict(model)
+                synthetic_model.setdefault("name", "kserve-container")
+                positions.alias(synthetic_model, model)
+                completed = dict(spec)
+                completed["containers"] = [synthetic_model] + [c for c in as_list(spec.get("containers"))]
+                positions.alias(completed, spec)
+                spec = completed
         else:
             assert rule.container is not None
             container = get_path(holder, rule.container)
@@ -270,12 +345,21 @@ class ViewBuilder:
             partial = True
         path = ".".join(p for p in (base, rel) if p)
 
-        replicas = self._replicas(resource.data if rule.each_key is None and rule.each_item is None else replica_source,
-                                  resource.data, rule)
+        if replicas == "table":
+            self._count_base = base if rule.each_key is not None or rule.each_item is not None else prefix
+            pod_count = self._replicas(root if rule.each_key is None and rule.each_item is None else replica_source,
+                                       root, rule)
+        else:
+            pod_count = replicas if isinstance(replicas, int) else None
         containers = [self._container(resource, spec, c, i, role, path)
                       for i, c in enumerate(as_list(spec.get("containers"))) if isinstance(c, dict)]
-        init_containers = [self._container(resource, spec, c, i, role, path, init=True)
-                           for i, c in enumerate(as_list(spec.get("initContainers"))) if isinstance(c, dict)]
+        init_containers: list[dict[str, Any]] = []
+        for i, c in enumerate(as_list(spec.get("initContainers"))):
+            if isinstance(c, dict):
+                view = self._container(resource, spec, c, i, role, path, init=True)
+                # A native sidecar (restartPolicy Always) runs for the pod's whole life: its
+                # requests and env count with the main containers'.
+                (containers if view["sidecar"] else init_containers).append(view)
         accelerators: dict[str, int | None] = {}
         gpus: int | None = 0
         for container in containers:
@@ -286,6 +370,10 @@ class ViewBuilder:
                 gpus = None
             else:
                 gpus += container["gpus"]
+        if rule.gpus is not None and not accelerators and get_path(root, rule.gpus) is not None:
+            # The operator gives each pod a share of spec.gpus (its own gpusPerNode flag, not
+            # in the manifest): GPU pods, how many GPUs each and how many pods unknown.
+            accelerators, gpus, pod_count = {"nvidia.com/gpu": None}, None, None
         has_gpu = bool(accelerators)
         env: dict[str, str | None] = {}
         for container in containers:
@@ -294,10 +382,12 @@ class ViewBuilder:
         labels = as_dict(metadata.get("labels"))
         pod = {
             "role": role,
-            "label": "pods" if role == "pod" else f"{role} pods",
+            "found_by": None,  # set by the caller: the table entry, or the walk
+            "embedded": None,
+            "label": "pods" if role in ("pod", "pods") else f"{role} pods",
             "gpus_text": self._gpus_text(accelerators, gpus if has_gpu else 0),
             "path": path,
-            "replicas": replicas,
+            "replicas": pod_count,
             "gpus": gpus if has_gpu else 0,
             "has_gpu": has_gpu,
             "nccl_gpu": any(self.is_nccl_resource(n) or n.startswith("dra:") for n in accelerators),
@@ -319,6 +409,12 @@ class ViewBuilder:
             "budgets": self._budgets(resource.namespace, labels),
             "workload": summary,
         }
+        from kubegap_lint.workloads.diagnostic import diagnostic_verdict
+
+        # Every container (sidecars too) only runs a diagnostic or idles: class diagnostic.
+        pod["diagnostic"], pod["follows"] = diagnostic_verdict(
+            [c["raw"] for c in containers], self.diagnostic_commands)
+        self.read_nodes.update((id(anchor), id(spec)))
         positions.alias(pod, anchor)
         return pod
 
@@ -333,9 +429,16 @@ class ViewBuilder:
 
     def _replicas(self, source: dict[str, Any], root: dict[str, Any], rule: TemplateRule) -> int | None:
         total: int | None = 1
+        self._count_root = root
         for path in rule.replicas:
             raw = get_path(source, path)
             value = rule.default_replicas if raw is None else as_count(raw)
+            self._note_placeholder(source, path, raw, value)
+            total = None if value is None or total is None else total * value
+        for path in rule.root_replicas:
+            raw = get_path(root, path)
+            value = 1 if raw is None else as_count(raw)
+            self._note_placeholder(root, path, raw, value)
             total = None if value is None or total is None else total * value
         if rule.less_one_when is not None and total is not None and get_path(root, rule.less_one_when) is not None:
             groups = None
@@ -344,6 +447,17 @@ class ViewBuilder:
                 groups = rule.default_replicas if first is None else as_count(first)
             total = None if groups is None else total - groups
         return total
+
+    def _note_placeholder(self, holder: dict[str, Any], path: tuple[str, ...], raw: Any, value: int | None) -> None:
+        """Remember a count that is an unrendered placeholder, once per field (KG008)."""
+        from kubegap_lint.workloads.placeholders import is_placeholder
+
+        if value is None and is_placeholder(raw):
+            parent = get_path(holder, path[:-1]) if len(path) > 1 else holder
+            base = "" if holder is self._count_root else self._count_base
+            entry = {"field": ".".join(p for p in (base, ".".join(path)) if p), "value": str(raw), "node": parent}
+            if not any(e["field"] == entry["field"] and e["node"] is parent for e in self.placeholders):
+                self.placeholders.append(entry)
 
     def _container(self, resource: Resource, spec: dict[str, Any], raw: dict[str, Any], position: int,
                    role: str, pod_path: str, init: bool = False) -> dict[str, Any]:
@@ -401,6 +515,7 @@ class ViewBuilder:
             "index": position,
             "path": f"{pod_path}.spec.{'initContainers' if init else 'containers'}[{position}]",
             "init": init,
+            "sidecar": init and raw.get("restartPolicy") == "Always",
             "role": role,
             "image": raw.get("image"),
             "env": env,
@@ -434,12 +549,17 @@ class ViewBuilder:
             "class": rule.workload_class,
             "training": rule.workload_class == "training",
             "serving": rule.workload_class == "serving",
+            "found_by": rule.found_by,
+            "runtime": None,
+            "runtime_missing": None,
         }
         claim_templates = as_list(get_path(data, rule.claim_templates)) if rule.claim_templates else []
         if rule.claim_policies:
             for policy in as_list(get_path(data, rule.claim_policies)):
                 claim_templates = claim_templates + as_list(as_dict(policy).get("templates"))
         self.claim_names = {str(as_dict(as_dict(c).get("metadata")).get("name")) for c in claim_templates}
+        self.read_nodes = set()
+        self.placeholders = []
         pod_rules = self.pod_views(resource, rule, summary)
         pods = [pod for pod, _ in pod_rules]
         if not pods:
@@ -447,7 +567,9 @@ class ViewBuilder:
         pods_total: int | None = 0
         gpus_total: int | None = 0
         for pod in pods:
-            if pod["replicas"] is None or pods_total is None:
+            if str(pod["role"]).endswith("initializer"):
+                pass  # Trainer's dataset and model initializers finish before training starts
+            elif pod["replicas"] is None or pods_total is None:
                 pods_total = None
             else:
                 pods_total += pod["replicas"]
@@ -469,6 +591,18 @@ class ViewBuilder:
         else:
             replicas = pods_total
         has_gpu = any(p["has_gpu"] for p in pods)
+        gpu_pod_views = [p for p in pods if p["has_gpu"]]
+        # Every GPU pod only runs a diagnostic or idles: class diagnostic (the checkpoint and
+        # restart rules skip it); `training` and `serving` still say what the kind is.
+        leading = [p for p in pods if not p["follows"]]
+        if leading and all(p["diagnostic"] for p in leading):
+            for pod in pods:  # MPI workers that only run sshd do what the launcher runs
+                pod["diagnostic"] = True
+        diagnostic = bool(gpu_pod_views) and all(p["diagnostic"] for p in gpu_pod_views)
+        if diagnostic:
+            summary["class"] = "diagnostic"
+        for pod in pods:
+            pod["class"] = "diagnostic" if pod["diagnostic"] else rule.workload_class
         max_pod_gpus = max((p["gpus"] for p in pods if p["has_gpu"] and p["gpus"] is not None), default=0)
         unknown_gpus = any(p["has_gpu"] and p["gpus"] is None for p in pods)
         launchers = sorted({name for p in pods for name in p["launchers"]})
@@ -484,6 +618,8 @@ class ViewBuilder:
             "multi_pod": None if pods_total is None else pods_total > 1,
             "distributed_pytorch": pytorch and many,
             "launchers": launchers,
+            "diagnostic": diagnostic,
+            "unrendered_counts": list(self.placeholders),
         })
         # An explicit `--backend gloo` on every GPU pod means PyTorch's NCCL watchdog and flight
         # recorder are not in play; any other choice (or none) leaves them in scope.
