@@ -19,7 +19,7 @@ from kubegap_lint.input.read import Resource
 from kubegap_lint.workloads import shellwords
 from kubegap_lint.workloads.index import InputIndex
 from kubegap_lint.workloads.kinds import KindRule, KindTable, TemplateRule, get_path
-from kubegap_lint.workloads.viewfacts import add_resilience_facts
+from kubegap_lint.workloads.viewfacts import add_resilience_facts, covering_mount
 
 if TYPE_CHECKING:  # the view's types cost nothing at run time (workloads/viewtypes.py)
     from kubegap_lint.workloads.viewtypes import ContainerView, EnvRecord, Location, PodBudget, PodView, WorkloadView
@@ -108,17 +108,6 @@ def path_values(text: str) -> list[str]:
         if len(path) > 1 and path not in found:
             found.append(path)
     return found
-
-
-def covering_mount(mounts: list[dict[str, Any]], path: str) -> dict[str, Any] | None:
-    """The mount whose mountPath is the longest directory prefix of `path`, or None."""
-    best: dict[str, Any] | None = None
-    best_len = -1
-    for mount in mounts:
-        root = str(mount.get("path") or "").rstrip("/") or "/"
-        if (path == root or path.startswith(root + "/") or root == "/") and len(root) > best_len:
-            best, best_len = mount, len(root)
-    return best
 
 
 def _location(path: str, source: str, node: Any, mounts: list[dict[str, Any]]) -> Location:
@@ -647,6 +636,10 @@ class ViewBuilder:
             "claim_templates": claim_templates,
             "resource": data,
         })
-        add_resilience_facts(view, self.gpu_patterns)
+        view["autoscalers"] = [
+            {"kind": a.kind, "name": a.name, "min_replicas": a.min_replicas, "max_replicas": a.max_replicas,
+             "path": a.path, "line": a.line}
+            for a in self.index.autoscalers_for(resource.namespace, resource.kind, resource.name)]
+        add_resilience_facts(view, self.gpu_patterns, self.index.model_cached)
         resource.positions.alias(view, data)
         return cast("WorkloadView", view)
