@@ -19,12 +19,29 @@ def test_ctrl_c_exits_130_in_one_line() -> None:
     # Reading stdin from a pipe nobody writes: the run waits until interrupted.
     proc = subprocess.Popen([sys.executable, "-m", "kubegap_lint", "-"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
-    time.sleep(3)  # let it start and block on stdin
+    _wait_blocked_on_stdin(proc.pid)  # a loaded machine may take seconds to import
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert err.decode().strip().splitlines()[-1] == "kubegap-lint: interrupted"
     assert b"Traceback" not in err
+
+
+def _wait_blocked_on_stdin(pid: int, limit: float = 60.0) -> None:
+    """Until the process sleeps reading its pipe (Linux /proc), else a fixed pause."""
+    wchan = Path(f"/proc/{pid}/wchan")
+    if not wchan.exists():
+        time.sleep(3)
+        return
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            if "pipe" in wchan.read_text():
+                time.sleep(0.2)
+                return
+        except OSError:
+            return
+        time.sleep(0.1)
 
 
 def _children(pid: int) -> list[int]:
