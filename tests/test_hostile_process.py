@@ -33,14 +33,16 @@ def _wait_blocked_on_stdin(pid: int, limit: float = 60.0) -> None:
     if not wchan.exists():
         time.sleep(3)
         return
+    # Blocked on a pipe with no child for a whole second: reading stdin, not waiting on git
+    # (the run asks git for the work tree's top level first).
     deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
+    steady = 0
+    while time.monotonic() < deadline and steady < 10:
         try:
-            if "pipe" in wchan.read_text():
-                time.sleep(0.2)
-                return
+            blocked = "pipe" in wchan.read_text() and not _children(pid)
         except OSError:
             return
+        steady = steady + 1 if blocked else 0
         time.sleep(0.1)
 
 
