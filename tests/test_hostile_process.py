@@ -17,8 +17,10 @@ ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 def test_ctrl_c_exits_130_in_one_line() -> None:
     # Reading stdin from a pipe nobody writes: the run waits until interrupted.
+    # An earlier test may leave SIGINT ignored in this process, and a child inherits that.
     proc = subprocess.Popen([sys.executable, "-m", "kubegap_lint", "-"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     _wait_blocked_on_stdin(proc.pid)  # a loaded machine may take seconds to import
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
