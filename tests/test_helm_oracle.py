@@ -42,21 +42,29 @@ def test_rendered_in_process_every_built_in_finding_is_on_the_line_that_wrote_it
     for counts in verdicts.values():
         if counts:
             total.update(counts["rendered"])
-    placed = total["built-in right"] + total["built-in action"]
+    placed = total["built-in right"] + total["built-in values"] + total["built-in action"]
     assert placed > 30  # the renders do give findings
     assert total["built-in approximate"] == 0 and total["built-in wrong"] == 0
+    # toYaml content is on its values line where the values prove it, not on the action
+    assert total["built-in values"] >= 2 and total["built-in action"] <= 2
 
 
 def test_rendered_in_process_every_node_findings_are_on_the_right_line(verdicts) -> None:
+    """The issue's figure: at least 97% of the every-node findings on an exact line (the
+    template line that writes the key, or for toYaml content the values line that gives it);
+    the rest on the action line that wrote them, flagged. Findings inside an archived subchart
+    (charts/*.tgz: no repository file holds their templates) are counted apart."""
     total: Counter[str] = Counter()
     for counts in verdicts.values():
         if counts:
             total.update(counts["rendered"])
-    judged = sum(total[f"every-node {v}"] for v in ("right", "action", "approximate", "wrong"))
-    assert judged > 400
-    assert (total["every-node right"] + total["every-node action"]) / judged >= 0.97
-    # Exact lines, not only action lines, for most: literal keys are the common case.
-    assert total["every-node right"] / judged >= 0.85
+    judged = sum(total[f"every-node {v}"] for v in ("right", "values", "action", "approximate", "wrong"))
+    assert judged > 500
+    exact = total["every-node right"] + total["every-node values"]
+    assert exact / judged >= 0.97
+    assert total["every-node values"] > 50  # the gpu-recipes envs, nim-llm env, kuberay mounts
+    assert total["every-node approximate"] == 0 and total["every-node wrong"] == 0
+    assert total["every-node archived"] == 28  # kaito's charts/*.tgz subcharts
 
 
 def test_only_a_chart_helm_refuses_is_not_judged(verdicts) -> None:

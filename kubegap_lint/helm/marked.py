@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kubegap_lint.helm.render import RenderOptions
+    from kubegap_lint.helm.values_lines import ValuesIndex
     from kubegap_lint.input.read import Resource
 
 MARKER_RE = re.compile(r" #@kg(\d+):(\d+)@")
@@ -121,22 +122,23 @@ def _display(path: str) -> str:
     return (path if relative.startswith("..") else relative).replace(os.sep, "/")
 
 
-def _pairs(plain: Any, marked: Any, plain_pos: Any, marked_pos: Any) -> Iterator[tuple[int, int]]:
-    """(plain line, marked line) of every container node and mapping key found in both."""
+def _pairs(plain: Any, marked: Any, plain_pos: Any, marked_pos: Any,
+           path: tuple[str | int, ...] = ()) -> Iterator[tuple[int, int, tuple[str | int, ...]]]:
+    """(plain line, marked line, key path) of every container node and mapping key found in both."""
     if isinstance(plain, dict) and isinstance(marked, dict):
         for key, value in plain.items():
             if key not in marked:
                 continue
             a, b = plain_pos.key(plain, str(key)), marked_pos.key(marked, str(key))
             if a is not None and b is not None:
-                yield a.line, b.line
-            yield from _pairs(value, marked[key], plain_pos, marked_pos)
+                yield a.line, b.line, (*path, key)
+            yield from _pairs(value, marked[key], plain_pos, marked_pos, (*path, key))
     elif isinstance(plain, list) and isinstance(marked, list) and len(plain) == len(marked):
-        for one, other in zip(plain, marked, strict=True):
+        for index, (one, other) in enumerate(zip(plain, marked, strict=True)):
             a, b = plain_pos.node(one), marked_pos.node(other)
             if a is not None and b is not None:
-                yield a.line, b.line
-            yield from _pairs(one, other, plain_pos, marked_pos)
+                yield a.line, b.line, (*path, index)
+            yield from _pairs(one, other, plain_pos, marked_pos, (*path, index))
 
 
 def _same(plain: Any, marked: Any) -> bool:
@@ -163,8 +165,21 @@ def _column(template_line: str, rendered_line: str) -> int:
     return len(template_line) - len(template_line.lstrip()) + 1
 
 
-def positions(plain_text: str, marked_text: str, files: dict[int, str]) -> dict[int, Place]:
-    """Template places by line of the plain render; {} when the renders disagree."""
+def _literal_key(template_line: str, rendered_line: str, key: object) -> bool:
+    """The template line writes the node's key literally before its action
+    (`resources: {{- toYaml ... }}`): the key's own line, though the action's output follows."""
+    if not isinstance(key, str):
+        return False
+    literal = re.match(r"^\s*(?:-\s+)*([^\s{#:'\"][^{#:]*?)\s*:\s*\{\{", template_line)
+    shown = re.match(r"^\s*(?:-\s+)*([^\s#:'\"][^#:]*?)\s*:(?:\s|$)", rendered_line)
+    return bool(literal and shown and literal.group(1) == key == shown.group(1))
+
+
+def positions(plain_text: str, marked_text: str, files: dict[int, str],
+              values: ValuesIndex | None = None) -> dict[int, Place]:
+    """Template places by line of the plain render; {} when the renders disagree. With the
+    render's values, a node that `toYaml .Values.x` wrote goes to its line in the values file
+    that gave it (values_lines.py), exact, where the rendered content proves it."""
     from kubegap_lint.input.read import InputFault, ReadStats, read_text
 
     def resources(name: str, text: str) -> list[Resource]:
@@ -178,12 +193,23 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str]) -> dict[
     marked_lines = marked_text.split("\n")
     ends = [r.start.line for r in marked[1:]] + [len(marked_lines) + 1]
     texts: dict[str, list[str]] = {}
+
+    def text_of(path: str) -> list[str]:
+        if path not in texts:
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    texts[path] = handle.read().split("\n")
+            except (OSError, UnicodeDecodeError):
+                texts[path] = []
+        return texts[path]
+
     table: dict[int, Place] = {}
     for one, other, end in zip(plain, marked, ends, strict=True):
         if not _same(one.data, other.data):
             continue  # a marker changed what the document says (a branch taken, a name compared)
-        pairs = list(_pairs(one.data, other.data, one.positions, other.positions))
-        for plain_line, marked_line in pairs:
+        for plain_line, marked_line, key_path in _pairs(one.data, other.data, one.positions, other.positions):
+            if plain_line in table:
+                continue
             found = None
             for number in range(marked_line, end):  # the node's line, else the action's below it
                 match = MARKER_RE.search(marked_lines[number - 1])
@@ -192,18 +218,22 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str]) -> dict[
                     break
             if found is None or found[0] not in files:
                 continue
-            path = files[found[0]]
-            if path not in texts:
-                try:
-                    with open(path, encoding="utf-8") as handle:
-                        texts[path] = handle.read().split("\n")
-                except (OSError, UnicodeDecodeError):
-                    texts[path] = []
-            lines = texts[path]
-            if not 1 <= found[1] <= len(lines):
+            path, line, approximate = files[found[0]], found[1], found[2]
+            lines = text_of(path)
+            if not 1 <= line <= len(lines):
                 continue
-            column = _column(lines[found[1] - 1], plain_lines[plain_line - 1])
-            table.setdefault(plain_line, Place(_display(path), found[1], column, found[2]))
+            rendered = plain_lines[plain_line - 1]
+            if approximate and _literal_key(lines[line - 1], rendered, key_path[-1]):
+                approximate = False
+            elif approximate and values is not None:
+                from kubegap_lint.helm.values_lines import argument
+
+                keys = argument(lines, line)
+                given = values.place(path, keys, one.data, list(key_path)) if keys else None
+                if given is not None and 1 <= given[1] <= len(text_of(given[0])):
+                    path, line, approximate = given[0], given[1], False
+                    lines = text_of(path)
+            table[plain_line] = Place(_display(path), line, _column(lines[line - 1], rendered), approximate)
     return table
 
 
@@ -213,7 +243,8 @@ def exact_lines(chart: str, options: RenderOptions, plain_text: str) -> dict[int
     import tempfile
 
     from kubegap_lint.helm.render import HelmError
-    from kubegap_lint.helm.sdk import render
+    from kubegap_lint.helm.sdk import render, set_values
+    from kubegap_lint.helm.values_lines import ValuesIndex
 
     if not os.path.isdir(chart):
         return {}
@@ -221,6 +252,7 @@ def exact_lines(chart: str, options: RenderOptions, plain_text: str) -> dict[int
         try:
             copy, files = marked_copy(chart, scratch)  # archived subcharts stay as they are: unmarked
             marked_text = render(copy, options)
+            values = ValuesIndex(chart, options, set_values(options))
         except (HelmError, OSError, shutil.Error):
             return {}
-    return positions(plain_text, marked_text, files)
+    return positions(plain_text, marked_text, files, values)

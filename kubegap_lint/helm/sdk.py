@@ -73,6 +73,13 @@ def user_values(options: RenderOptions) -> dict[str, Any]:
             values = merge(values, helm.values_from_yaml(text) or {})
         except helm.HelmError as exc:
             raise HelmError(f"values file {path}: {_message(exc)}") from None
+    return merge(values, set_values(options))
+
+
+def set_values(options: RenderOptions) -> dict[str, Any]:
+    """The values of --set, --set-string and --set-file, composed in helm's order."""
+    helm = engine()
+    values: dict[str, Any] = {}
     parsers: list[tuple[str, list[str], Callable[[str], dict[str, Any]]]] = [
         ("--set", options.sets, helm.parse_set_string),
         ("--set-string", options.set_strings, helm.parse_set_string_values),

@@ -4,12 +4,13 @@ every container, env entry, mount and resources block), and judge where each fin
 
 - Rendered in-process (the marked render gives the places, helm/marked.py): a finding marked
   exact is right when its template line holds the key the rendered line starts with (`name:`,
-  `resources:`), else wrong; one flagged approximate is `action` when its line is the action
-  that wrote the node (`toYaml`, `include`: no line of the chart holds it literally), else
-  approximate.
+  `resources:`), else wrong; one placed in a values file (content `toYaml .Values.x` wrote) is
+  `values` when that line says what the rendered line says (`- name: "X"` for `- name: X`),
+  else wrong; one flagged approximate is `action` when its line is the action that wrote the
+  node (`toYaml`, `include`: no line of the chart holds it literally), else approximate.
 - Piped (`helm template | kubegap-lint --chart-dir`, the static matching of template_lines.py):
   right when it lands where the marked render says (exactly), approximate when flagged, wrong
-  otherwise; not judged where the marked render has no exact answer (columns: right, -,
+  otherwise; not judged where the marked render has no exact answer (columns: right, -, -,
   approximate, wrong).
 
 `python tests/helm_oracle/oracle.py` prints the table of docs/helm-and-pre-commit.md.
@@ -46,6 +47,13 @@ def _archived(source: str | None) -> bool:
 def _token(line: str) -> str:
     words = line.strip().lstrip("-").split()
     return words[0] if words else ""
+
+
+def _plain(line: str) -> str:
+    """A YAML line without its dash, quotes and comment: `- name: "X"  # c` is `name: X`."""
+    text = re.sub(r"\s+#.*$", "", line).strip()
+    text = re.sub(r"^(?:-\s+)+", "", text)
+    return " ".join(word.strip("'\"") for word in text.split())
 
 
 def judge(render: dict[str, Any]) -> dict[str, Counter[str]] | None:
@@ -99,6 +107,11 @@ def judge(render: dict[str, Any]) -> dict[str, Counter[str]] | None:
             # on the action that wrote the node (toYaml, include, a value): the line that wrote it
             line = template_line(finding.location.path, finding.location.line)
             verdict = "action" if "{{" in line and not _CONTROL_LINE_RE.match(line.strip()) else "approximate"
+        elif "/templates/" not in f"/{finding.location.path}":
+            # a values file (content toYaml wrote): its line says what the rendered line says
+            same = _plain(rendered_lines[finding.rendered_location.line - 1]) == _plain(
+                template_line(finding.location.path, finding.location.line))
+            verdict = "values" if same else "wrong"
         else:
             token = _token(rendered_lines[finding.rendered_location.line - 1])
             verdict = "right" if token and token in _ACTION_RE.sub("", template_line(
@@ -125,7 +138,7 @@ def judge(render: dict[str, Any]) -> dict[str, Counter[str]] | None:
 def main() -> int:
     sys.path.insert(0, str(REPO))
     os.chdir(CHARTS)
-    columns = ["right", "action", "approximate", "wrong", "archived"]
+    columns = ["right", "values", "action", "approximate", "wrong", "archived"]
     print("| render | in-process: built-in | every node | piped: built-in | every node |")
     print("|---|---|---|---|---|")
     total: dict[str, Counter[str]] = {"rendered": Counter(), "piped": Counter()}

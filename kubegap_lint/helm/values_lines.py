@@ -1,0 +1,274 @@
+"""The values-file line behind content a template writes with `toYaml .Values.x`.
+
+A node that `toYaml` wrote has no template line of its own: its text came from the values. When
+the action's argument is a values path (`.Values.a.b`, `$.Values.a.b`, or `.` / `.c` inside
+`with .Values.a`), the node's place is the line of that key in the values file that gave it:
+the highest-priority source among `--set` (no file: no line), the `-f` files from last to first,
+and the chart's values.yaml (a subchart's values sit under its name in its parent's). A place is
+only given when the rendered content equals the composed values at that path (whole, or as one
+run of items appended to a list, or as keys added to a mapping), so a `default`, a `tpl`, a
+`--set` that changed it, or an `if` that picked other content leave the action line, flagged.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kubegap_lint.helm.render import RenderOptions
+
+_BODY_RE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
+_TOYAML_RE = re.compile(
+    r"(?:\btoYaml\s+\(?(?P<arg>\$?\.[\w.]*)\)?\s*(?:\||$))|(?:^\(?(?P<piped>\$?\.[\w.]*)\)?\s*\|\s*toYaml\b)")
+_PATH_RE = re.compile(r"^\$?(?:\.\w+)*$|^\.$")
+Segment = str | int
+
+
+def _expression(path_text: str, dot: list[str] | None) -> list[str] | None:
+    """Keys from the root of `.Values.a`, `$.Values.a` or `.a` (relative to the dot)."""
+    if not _PATH_RE.match(path_text):
+        return None
+    if path_text.startswith("$"):
+        return [p for p in path_text[1:].split(".") if p]
+    if dot is None:
+        return None
+    return dot + [p for p in path_text.split(".") if p]
+
+
+def argument(lines: list[str], line: int) -> list[str] | None:
+    """The values path (keys below .Values) that the `toYaml` action on template line `line`
+    writes, following the `with` blocks around it; None when it is not a plain values path."""
+    # The dot at each nesting level: a key path from the root, or None once it is unknown
+    # (a `range` element, a `define` argument).
+    stack: list[tuple[str, list[str] | None]] = []
+
+    def dot() -> list[str] | None:
+        return stack[-1][1] if stack else []
+
+    target: str | None = None
+    for number, text in enumerate(lines[:line], start=1):
+        for body in _BODY_RE.findall(text):
+            words = body.split()
+            head = words[0] if words else ""
+            if number == line:
+                match = _TOYAML_RE.search(body)
+                if match:
+                    if target is not None:
+                        return None  # two toYaml actions on one line: which wrote the node?
+                    target = match.group("arg") or match.group("piped")
+                    continue
+            if head in ("if", "define", "block"):
+                stack.append((head, dot() if head == "if" else None))
+            elif head == "with":
+                expression = " ".join(words[1:])
+                stack.append(("with", _expression(expression, dot()) if _PATH_RE.match(expression) else None))
+            elif head == "range":
+                stack.append(("range", None))
+            elif head == "else" and stack:
+                kind, _ = stack.pop()
+                outer = dot()
+                if len(words) > 2 and words[1] == "with":
+                    stack.append(("with", _expression(" ".join(words[2:]), outer)))
+                else:
+                    stack.append((kind, outer))  # an else branch keeps the outer dot
+            elif head == "end" and stack:
+                stack.pop()
+    if target is None:
+        return None
+    keys = _expression(target, dot())
+    if not keys or keys[0] != "Values":
+        return None
+    return keys[1:]
+
+
+def _get(data: Any, path: list[Segment]) -> tuple[bool, Any]:
+    for segment in path:
+        if isinstance(segment, int):
+            if not isinstance(data, list) or not 0 <= segment < len(data):
+                return False, None
+            data = data[segment]
+        else:
+            if not isinstance(data, dict) or segment not in data:
+                return False, None
+            data = data[segment]
+    return True, data
+
+
+def _merge(base: Any, update: Any) -> Any:
+    if isinstance(base, dict) and isinstance(update, dict):
+        out = dict(base)
+        for key, value in update.items():
+            out[key] = _merge(out.get(key), value) if key in out else value
+        return out
+    return update
+
+
+def _load(path: str) -> Any:
+    from ruamel.yaml import YAML
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return YAML(typ="rt", pure=True).load(handle)
+    except Exception:  # a values file the engine read; one this parser cannot is simply not used
+        return None
+
+
+def _position(data: Any, path: list[Segment]) -> tuple[int, int] | None:
+    """0-based (line, column) of the node at `path` in a round-trip loaded document."""
+    parent_found, parent = _get(data, path[:-1])
+    if not path or not parent_found:
+        return None
+    last = path[-1]
+    lines: Any = getattr(parent, "lc", None)  # ruamel's line and column record
+    try:
+        if isinstance(last, int) and isinstance(parent, list):
+            return tuple(lines.item(last))  # type: ignore[return-value]
+        if isinstance(last, str) and isinstance(parent, dict):
+            return tuple(lines.key(last))  # type: ignore[return-value]
+    except (AttributeError, KeyError, IndexError, TypeError):
+        return None
+    return None
+
+
+class ValuesIndex:
+    """The values sources of one render, highest priority first, for each chart of the render."""
+
+    def __init__(self, chart_dir: str, options: RenderOptions, set_values: dict[str, Any]) -> None:
+        self.chart_dir = os.path.abspath(chart_dir)
+        self.set_values = set_values
+        # (file, data) of the -f files, the last one first: they are outside the chart.
+        self.user_files = [(path, _load(path)) for path in reversed(options.values)]
+        self._chart_values: dict[str, Any] = {}
+
+    def _chart_defaults(self, folder: str) -> Any:
+        if folder not in self._chart_values:
+            path = os.path.join(folder, "values.yaml")
+            self._chart_values[folder] = _load(path) if os.path.isfile(path) else None
+        return self._chart_values[folder]
+
+    def _scope(self, template: str) -> list[tuple[str, list[str]]] | None:
+        """The charts from the top one down to the template's, each with the key path of the
+        template's values inside that chart's values (a subchart's values sit under its name)."""
+        from kubegap_lint.helm.mapping import chart_name
+
+        folder = os.path.dirname(os.path.abspath(template))
+        while os.path.basename(folder) != "templates":
+            if folder == self.chart_dir or os.path.dirname(folder) == folder:
+                return None
+            folder = os.path.dirname(folder)
+        chart = os.path.dirname(folder)
+        chain: list[str] = []
+        while chart != self.chart_dir:
+            parent = os.path.dirname(chart)
+            name = chart_name(chart)
+            if os.path.basename(parent) != "charts" or name is None:
+                return None
+            chain.insert(0, name)
+            chart = os.path.dirname(parent)
+        scopes: list[tuple[str, list[str]]] = []
+        folder = self.chart_dir
+        for depth in range(len(chain) + 1):
+            scopes.append((folder, chain[depth:]))
+            if depth < len(chain):
+                folder = self._subchart(folder, chain[depth]) or ""
+                if not folder:
+                    return None
+        return scopes
+
+    @staticmethod
+    def _subchart(parent: str, name: str) -> str | None:
+        from kubegap_lint.helm.mapping import chart_name
+
+        folder = os.path.join(parent, "charts")
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            return None
+        return next((e.path for e in entries if e.is_dir() and chart_name(e.path) == name), None)
+
+    def sources(self, template: str) -> list[tuple[str | None, Any]] | None:
+        """(file or None for --set, data at the template chart's values root), highest first."""
+        scopes = self._scope(template)
+        if scopes is None:
+            return None
+        prefix = scopes[0][1]
+        out: list[tuple[str | None, Any]] = []
+        found, data = _get(self.set_values, list(prefix))
+        out.append((None, data if found else None))
+        for path, loaded in self.user_files:
+            found, data = _get(loaded, list(prefix))
+            out.append((path, data if found else None))
+        for folder, inner in scopes:
+            found, data = _get(self._chart_defaults(folder), list(inner))
+            out.append((os.path.join(folder, "values.yaml"), data if found else None))
+        return out
+
+    def place(self, template: str, keys: list[str], document: Any, node: list[Segment]) -> tuple[str, int] | None:
+        """Where the values define the rendered node at `node` (a key path in `document`) that
+        `toYaml` of `.Values.<keys>` wrote (the file and its 1-based line); None unless the
+        rendered content proves it."""
+        sources = self.sources(template)
+        if sources is None:
+            return None
+        composed: Any = None
+        for _, data in reversed(sources):
+            if data is not None:
+                composed = _merge(composed, data)
+        found, value = _get(composed, list(keys))
+        if not found or value in (None, {}, []):
+            return None
+        inner = _inner(document, node, value)
+        if inner is None:
+            return None
+        full: list[Segment] = [*keys, *inner]
+        for path, data in sources:
+            if not _defines(data, full):
+                continue
+            if path is None:
+                return None  # --set gave it: no file line
+            if not _inside_project(path, self.chart_dir):
+                return None
+            position = _position(data, full)
+            if position is None:
+                return None
+            return path, position[0] + 1
+        return None
+
+
+def _defines(data: Any, path: list[Segment]) -> bool:
+    """The source sets the node at `path` itself. Below a list the whole list is its (helm
+    replaces lists), so a source that gives the list gives its items."""
+    for depth in range(len(path)):
+        if isinstance(path[depth], int):
+            found, container = _get(data, path[:depth])
+            return found and isinstance(container, list)
+    return _get(data, path)[0]
+
+
+def _inner(document: Any, node: list[Segment], value: Any) -> list[Segment] | None:
+    """The node's path inside `value`, found as the deepest ancestor (or the node) whose
+    rendered content is `value`, or holds it as one run of list items or as some of its keys."""
+    for depth in range(len(node), -1, -1):
+        found, content = _get(document, node[:depth])
+        if not found:
+            continue
+        rest = node[depth:]
+        if content == value:
+            return list(rest)
+        if rest and isinstance(content, list) and isinstance(value, list) and isinstance(rest[0], int):
+            size = len(value)
+            starts = [start for start in range(len(content) - size + 1) if content[start:start + size] == value]
+            if len(starts) == 1 and starts[0] <= rest[0] < starts[0] + size:
+                return [rest[0] - starts[0], *rest[1:]]
+        if rest and isinstance(content, dict) and isinstance(value, dict) and isinstance(rest[0], str):
+            if rest[0] in value and all(content.get(k) == v for k, v in value.items()):
+                return list(rest)
+    return None
+
+
+def _inside_project(path: str, chart_dir: str) -> bool:
+    """A values file below the current folder or the chart: a place SARIF can point at."""
+    absolute = os.path.abspath(path)
+    return any(os.path.commonpath([absolute, root]) == root for root in (os.path.abspath(os.curdir), chart_dir))
