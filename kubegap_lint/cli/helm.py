@@ -56,7 +56,16 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
                  config_file: str | None = None, no_config: bool = False, sarif_root: str | None = None,
                  sarif_category: str | None = None, choices: OutputChoices | None = None) -> None:
     """Render CHART as `helm template` does and lint the output; findings point at the templates."""
-    from kubegap_lint.helm.render import HelmError, HelmMissing, RenderOptions, charts_of, find_helm, render
+    from kubegap_lint.helm.render import (
+        HelmError,
+        HelmMissing,
+        RenderOptions,
+        charts_of,
+        configured,
+        find_helm,
+        render,
+        shown_name,
+    )
     from kubegap_lint.helm.sdk import engine
     from kubegap_lint.helm.sdk import render as render_in_process
 
@@ -83,28 +92,34 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     from kubegap_lint.core.model import InputError
     from kubegap_lint.engine.run import Linter
 
+    # The configuration is found from the first chart's folder, as for `lint` (docs/configuration.md).
+    resolved, catalog = resolve_settings(tuple(chosen), config_file, no_config, select, ignore, fail_on)
+    settings = resolved.settings
     options = RenderOptions(list(values), list(sets), release, namespace, list(set_strings), list(set_files),
                             kube_version, list(api_versions), include_crds)
+    # Render flags on the command line win; without any, the configuration's `charts:` entries.
+    flags = any((values, sets, set_strings, set_files, release, namespace, kube_version, api_versions, include_crds))
     from kubegap_lint.helm.marked import exact_lines
 
     rendered: list[tuple[str, str]] = []
     places: dict[str, dict[int, Any]] = {}
     errors: list[InputError] = []
     for chart in chosen:
-        try:
-            text = render(helm, chart, options) if helm else render_in_process(chart, options)
-            shown = _kept(keep_rendered, chart, text, rendered) if keep_rendered else f"<helm template {chart}>"
-            rendered.append((shown, text))
-            if not helm:  # the tool renders: it can learn the exact template lines
-                places[shown] = exact_lines(chart, options, text)
-        except HelmMissing as exc:
-            fail(str(exc))
-        except HelmError as exc:
-            errors.append(InputError(chart, str(exc)))
+        runs = [(options, None)] if flags else configured(chart, settings.charts)
+        for chart_options, entry in runs:
+            try:
+                text = render(helm, chart, chart_options) if helm else render_in_process(chart, chart_options)
+                shown = (_kept(keep_rendered, chart, text, rendered) if keep_rendered
+                         else shown_name(chart, entry, len(runs)))
+                rendered.append((shown, text))
+                if not helm:  # the tool renders: it can learn the exact template lines
+                    places[shown] = exact_lines(chart, chart_options, text)
+            except HelmMissing as exc:
+                fail(str(exc))
+            except HelmError as exc:
+                where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
+                errors.append(InputError(chart, f"{where}{exc}"))
 
-    # The configuration is found from the first chart's folder, as for `lint` (docs/configuration.md).
-    resolved, catalog = resolve_settings(tuple(chosen), config_file, no_config, select, ignore, fail_on)
-    settings = resolved.settings
     settings.chart_dirs = [chart for chart in chosen if os.path.isdir(chart)]
     settings.partial = True  # a chart is part of a repository: exemptions without paths are not judged
     linter = Linter(settings, catalog=catalog)

@@ -118,7 +118,7 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
         choices.allow_empty = True  # charts were found (rendered, or skipped with a note): not empty
     with tempfile.TemporaryDirectory(prefix="kubegap-lint-") as scratch:
         if charts and not skip_chart_templates:
-            sources += _rendered_charts(charts, scratch, errors, linter.template_places)
+            sources += _rendered_charts(charts, scratch, errors, linter.template_places, settings.charts)
             settings.chart_dirs.extend(charts)
         result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
     report_and_exit(result, linter, fmt, output, no_colour, show_suppressed, sarif_root, sarif_category,
@@ -139,12 +139,13 @@ def _config_paths(paths: tuple[str, ...], stdin_name: str | None) -> tuple[str, 
     return tuple(stdin_name if p == "-" and stdin_name else p for p in paths)
 
 
-def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict) -> list:
-    """Each chart rendered in-process with its default values (a file in `scratch`, read as a
-    source), or, without the Helm engine, none and one note on how to lint them."""
+def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict, renders: list) -> list:
+    """Each chart rendered in-process, as the configuration's `charts:` entries say or with its
+    default values (a file in `scratch`, read as a source), or, without the Helm engine, none and
+    one note on how to lint them."""
     from kubegap_lint.core.model import InputError
     from kubegap_lint.helm.marked import exact_lines
-    from kubegap_lint.helm.render import HelmError, RenderOptions
+    from kubegap_lint.helm.render import NEEDS_VALUES_HINT, HelmError, configured, shown_name
     from kubegap_lint.helm.sdk import available, render
     from kubegap_lint.input.sources import Source
 
@@ -153,19 +154,23 @@ def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict
                    " not manifests until rendered; install `kubegap-lint[helm]` to render them here, or run"
                    " `kubegap-lint helm CHART`", err=True)
         return []
-    found = []
-    for number, chart in enumerate(charts):
-        try:
-            text = render(chart, RenderOptions())
-        except HelmError as exc:
-            errors.append(InputError(chart, str(exc)))
-            continue
-        path = os.path.join(scratch, f"{number}.yaml")
-        with open(path, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        shown = f"<helm template {chart}>"
-        places[shown] = exact_lines(chart, RenderOptions(), text)
-        found.append(Source(shown, path))
+    found: list[Source] = []
+    for chart in charts:
+        runs = configured(chart, renders)
+        for options, entry in runs:
+            try:
+                text = render(chart, options)
+            except HelmError as exc:
+                where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
+                hint = NEEDS_VALUES_HINT if entry is None and "missing in charts/" not in str(exc) else ""
+                errors.append(InputError(chart, f"{where}{exc}{hint}"))
+                continue
+            path = os.path.join(scratch, f"{len(found)}.yaml")
+            with open(path, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(text)
+            shown = shown_name(chart, entry, len(runs))
+            places[shown] = exact_lines(chart, options, text)
+            found.append(Source(shown, path))
     return found
 
 

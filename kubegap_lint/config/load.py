@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubegap_lint.config.settings import Exemption, Settings
+from kubegap_lint.config.settings import ChartRender, Exemption, Settings
 from kubegap_lint.core.errors import DataFileError
 from kubegap_lint.core.model import Severity
 from kubegap_lint.core.safefile import read_text_limited
@@ -357,7 +357,46 @@ def settings_from_file(config: ConfigFile) -> tuple[Settings, dict[str, str]]:
         ))
     if settings.exemptions:
         origin("exemptions", ["exemptions"])
+    settings.charts = _chart_renders(config, folder)
+    if settings.charts:
+        origin("charts", ["charts"])
     return settings, origins
+
+
+def _chart_renders(config: ConfigFile, folder: Path) -> list[ChartRender]:
+    """The `charts:` entries, their paths made absolute and checked (one line each, with where)."""
+    renders: list[ChartRender] = []
+    problems: list[str] = []
+    for number, entry in enumerate(config.data.get("charts") or []):
+        chart = _absolute(folder, entry["path"])
+        if not (chart / "Chart.yaml").is_file():
+            problems.append(f"{config.place(['charts', number, 'path'])}: charts[{number}].path: expected a chart"
+                            f" folder (holding Chart.yaml), {display_path(chart)} is not one")
+        values = [_absolute(folder, v) for v in entry.get("values", [])]
+        problems += [f"{config.place(['charts', number, 'values', i])}: charts[{number}].values[{i}]: expected a"
+                     f" file, {display_path(v)} is not one" for i, v in enumerate(values) if not v.is_file()]
+        set_files = []
+        for i, assignment in enumerate(entry.get("set_file", [])):
+            key, equals, path = assignment.partition("=")
+            if not equals or not key or not path:
+                problems.append(f"{config.place(['charts', number, 'set_file', i])}: charts[{number}].set_file[{i}]:"
+                                " expected KEY=PATH")
+                continue
+            target = _absolute(folder, path)
+            if not target.is_file():
+                problems.append(f"{config.place(['charts', number, 'set_file', i])}: charts[{number}].set_file[{i}]:"
+                                f" expected a file, {display_path(target)} is not one")
+            set_files.append(f"{key}={target}")
+        where = config.where(["charts", number]) or (1, 1)
+        renders.append(ChartRender(
+            chart=str(chart), values=[str(v) for v in values], sets=list(entry.get("set", [])),
+            set_strings=list(entry.get("set_string", [])), set_files=set_files, release=entry.get("release"),
+            namespace=entry.get("namespace"), kube_version=entry.get("kube_version"),
+            api_versions=list(entry.get("api_versions", [])), include_crds=bool(entry.get("include_crds", False)),
+            origin=(config.display, where[0], where[1])))
+    if problems:
+        raise DataFileError(problems)
+    return renders
 
 
 def resolve(paths: tuple[str, ...] | list[str], config_file: str | None = None, no_config: bool = False,
@@ -488,6 +527,7 @@ def render_show(resolved: Resolved, catalog: Any) -> str:
     row("policy_dirs", [display_path(p) for p in settings.policy_dirs])
     row("workloads", [f"{r.group}/{r.kind}" if r.group else r.kind for r in settings.workloads])
     row("baseline", display_path(settings.baseline) if settings.baseline else None)
+    row("charts", [display_path(r.chart) for r in settings.charts])
     lines.append("params:")
     params = dict(catalog.params)
     params.update(settings.params)

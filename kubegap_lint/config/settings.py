@@ -31,6 +31,24 @@ class Exemption:
 
 
 @dataclass
+class ChartRender:
+    """One render of a chart that `kubegap-lint PATH` (and `kubegap-lint helm` without render
+    flags) finds: the `helm template` flags, paths absolute (given relative to the file)."""
+
+    chart: str  # the chart folder
+    values: list[str] = field(default_factory=list)
+    sets: list[str] = field(default_factory=list)
+    set_strings: list[str] = field(default_factory=list)
+    set_files: list[str] = field(default_factory=list)  # KEY=PATH
+    release: str | None = None
+    namespace: str | None = None
+    kube_version: str | None = None
+    api_versions: list[str] = field(default_factory=list)
+    include_crds: bool = False
+    origin: tuple[str, int, int] | None = None  # (config file, line, column), for messages
+
+
+@dataclass
 class Settings:
     select: list[str] | None = None  # ids or names; None means every enabled policy
     ignore: list[str] = field(default_factory=list)
@@ -44,6 +62,7 @@ class Settings:
     exemptions: list[Exemption] = field(default_factory=list)
     source: str | None = None  # the configuration file these came from, if any
     chart_dirs: list[str] = field(default_factory=list)  # where to find charts named by "# Source:"
+    charts: list[ChartRender] = field(default_factory=list)  # how to render the charts a run finds
     follow_symlinks_out: bool = False  # read symlinks to files outside the linted tree (sources.py)
     # The facts of the work tree's files that the run does not lint (workloads/repofacts.py):
     # set on a partial run, which also reports an exemption unused only for the paths it linted.

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from kubegap_lint.core.errors import KubegapError
 
 if TYPE_CHECKING:
+    from kubegap_lint.config.settings import ChartRender
     from kubegap_lint.core.model import InputError
     from kubegap_lint.input.sources import Source
 
@@ -40,6 +41,27 @@ class RenderOptions:
     kube_version: str | None = None
     api_versions: list[str] = field(default_factory=list)
     include_crds: bool = False
+
+
+def configured(chart: str, renders: list[ChartRender]) -> list[tuple[RenderOptions, ChartRender | None]]:
+    """How to render a chart: each `charts:` entry of the configuration that names its folder,
+    else once with its defaults."""
+    real = os.path.realpath(chart)
+    chosen: list[tuple[RenderOptions, ChartRender | None]] = [(RenderOptions(list(r.values), list(r.sets), r.release, r.namespace, list(r.set_strings),
+                             list(r.set_files), r.kube_version, list(r.api_versions), r.include_crds), r)
+              for r in renders if os.path.realpath(r.chart) == real]
+    return chosen or [(RenderOptions(), None)]
+
+
+def shown_name(chart: str, render: ChartRender | None, count: int) -> str:
+    """The rendered stream's name in findings: the chart, and which `charts:` entry when the
+    configuration renders it more than once."""
+    if render is not None and count > 1 and render.origin is not None:
+        return f"<helm template {chart} ({render.origin[0]}:{render.origin[1]})>"
+    return f"<helm template {chart}>"
+
+
+NEEDS_VALUES_HINT = ("; give it values under `charts:` in the configuration (docs/helm-and-pre-commit.md)")
 
 
 def find_helm(explicit: str | None = None) -> str:
