@@ -4,6 +4,7 @@ a finding on every container, env entry, mount and resources block."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
 from collections import Counter
@@ -82,4 +83,74 @@ def test_piped_static_matching_never_presents_a_wrong_line_as_exact(verdicts) ->
     for counts in verdicts.values():
         if counts:
             total.update(counts["piped"])
-    assert total["every-node right"] > 300  # the static matching still places most exactly
+    assert total["every-node right"] > 450  # the static matching places most exactly (406 before if/else, range, names)
+
+
+@functools.cache
+def _piped(render_id: str) -> dict[tuple[str, str], list[tuple[str, int, bool]]]:
+    """`helm template | kubegap-lint --chart-dir CHART` (no marked render: the static matching)
+    on one render, with the every-node policies: (rule, rendered line) -> (template, line,
+    approximate) of each finding."""
+    import os
+
+    from kubegap_lint.catalog.policies import load_catalog
+    from kubegap_lint.config.settings import Settings
+    from kubegap_lint.engine.run import Linter
+    from kubegap_lint.helm.render import RenderOptions
+    from kubegap_lint.helm.sdk import render as render_chart
+
+    render = next(r for r in oracle.renders() if r["id"] == render_id)
+    here = os.getcwd()
+    os.chdir(oracle.CHARTS)
+    try:
+        options = RenderOptions(values=list(render["values_files"]), sets=list(render["set"]),
+                                set_files=list(render["set_file"]), release=render["release"],
+                                namespace=render["namespace"])
+        text = render_chart(render["chart"], options)
+        catalog = load_catalog([oracle.POLICIES])
+        settings = Settings(policy_dirs=[str(oracle.POLICIES)], select=list(oracle.EVERY_NODE),
+                            chart_dirs=[render["chart"]])
+        findings = Linter(settings, catalog=catalog).lint_texts([("rendered.yaml", text)]).findings
+    finally:
+        os.chdir(here)
+    lines = text.split("\n")
+    out: dict[tuple[str, str], list[tuple[str, int, bool]]] = {}
+    for f in findings:
+        shown = lines[f.rendered_location.line - 1].strip()
+        out.setdefault((f.rule_id, shown), []).append((f.location.path.rsplit("/", 1)[-1], f.location.line, f.approximate))
+    return out
+
+
+def test_piped_the_rendered_value_picks_the_if_else_branch() -> None:
+    """gpu-recipes jobset writes NCCL_PLUGIN_PATH in both branches of an `if`/`else`; the
+    noplugin render takes the `else`, whose value (/usr/local/nvidia/lib64) is in the render."""
+    assert _piped("gr-a3mega-jobset-noplugin")[("KG992", "- name: NCCL_PLUGIN_PATH")] == [
+        ("workload-jobset.yaml", 383, False)]
+    assert _piped("gr-a3mega-jobset-llama70b")[("KG992", "- name: NCCL_PLUGIN_PATH")] == [
+        ("workload-jobset.yaml", 376, False)]
+    sglang = _piped("gr-a3mega-sglang")  # useHostPlugin false: the else branch, in leader and worker
+    assert sglang[("KG992", "- name: LD_LIBRARY_PATH")] == [  # 163 and 491: a sidecar's, literal
+        ("lws-deployment.yaml", 163, False), ("lws-deployment.yaml", 219, False),
+        ("lws-deployment.yaml", 491, False), ("lws-deployment.yaml", 547, False)]
+
+
+def test_piped_items_with_templated_names_and_a_range_of_documents() -> None:
+    sglang = _piped("gr-a3mega-sglang")
+    # `- name: {{ $environment_variable.name }}` in a range over ncclSettings
+    assert sglang[("KG992", "- name: NCCL_DEBUG")] == [
+        ("lws-deployment.yaml", 290, False), ("lws-deployment.yaml", 618, False)]
+    # triton: one template, a range that emits a leader and seven workers from two sections
+    triton = _piped("triton-trtllm-multinode")
+    assert triton[("KG991", "- name: triton")] == [("deployment.yaml", 137, False)]
+    for worker in range(1, 8):
+        assert triton[("KG991", f"- name: worker-{worker}")] == [("deployment.yaml", 297, False)]
+    resources = [place for place in triton[("KG994", "resources:")] if place[0] == "deployment.yaml"]
+    assert resources == [("deployment.yaml", 199, False)] + [("deployment.yaml", 317, False)] * 7
+
+
+def test_piped_toyaml_content_is_on_the_charts_values_line() -> None:
+    """A piped stream names no values files; where the chart's values.yaml holds what toYaml
+    wrote (nim-llm's env), the finding is on that line."""
+    assert _piped("nim-llm")[("KG992", "- name: LD_LIBRARY_PATH")] == [("values.yaml", 29, False)]
+    # the gpu2 render's env comes from its -f file, which the stream does not name: the action line
+    assert _piped("nim-llm-gpu2")[("KG992", "- name: NCCL_DEBUG")] == [("deployment.yaml", 174, True)]

@@ -71,3 +71,53 @@ def test_content_a_set_changed_stays_on_the_action_line_flagged() -> None:
         "rendered_location": {"path": f"<helm template {NIM}>", "line": 202, "column": 13},
         "approximate": True,
     }]
+
+
+@engine
+def test_content_an_include_writes_is_on_the_helpers_line() -> None:
+    """The example subchart's whole pod template is `include "inference.podTemplate"`: rendered
+    by the tool, the container's finding is on the define's `- name: server` in _helpers.tpl,
+    exact (piped, the static matching leaves it on the include line, flagged: tests/test_helm.py)."""
+    from conftest import REPO
+
+    proc = run_cli("helm", "examples/helm/gpu-train", "--release", "demo", "-n", "ml", "--no-config",
+                   "--select", "KG501", "--format", "json", cwd=REPO)
+    assert proc.returncode == 1, proc.stderr
+    placed = [(f["location"], f["approximate"]) for f in json.loads(proc.stdout)["findings"]]
+    assert placed[0] == ({"path": "examples/helm/gpu-train/charts/inference/templates/_helpers.tpl",
+                          "line": 8, "column": 7}, False)
+    helpers = (REPO / "examples/helm/gpu-train/charts/inference/templates/_helpers.tpl").read_text().splitlines()
+    assert helpers[7].strip() == "- name: server"
+
+
+HELPERS = """{{/* names */}}
+{{- define "x.fullname" -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 }}
+{{- end }}
+{{- define "x.labels" }}
+app.kubernetes.io/name: {{ include "x.fullname" . }}
+{{ toYaml .Values.extraLabels | nindent 0 }}
+{{- end }}
+{{- define "x.pod" -}}
+containers:
+  - name: server
+    args: ["--a"]
+    env:
+      {{- toYaml .Values.env | nindent 6 }}
+    command: {{ .Values.command | toJson }}
+{{- end }}
+text outside a define is never output
+"""
+
+
+def test_a_partial_is_marked_only_where_a_comment_cannot_change_its_output() -> None:
+    """Inside a define: literal keys and actions that write an indented block; never the
+    lines of a name (they land in names and conditions), never text outside a define."""
+    from kubegap_lint.helm.marked import MARKER_RE, mark_template
+
+    marked = mark_template(HELPERS, 7, partial=True).split("\n")
+    lines = [number for number, line in enumerate(marked, start=1) if MARKER_RE.search(line)]
+    assert lines == [6, 7, 10, 11, 12, 13, 14, 15]
+    assert marked[5] == 'app.kubernetes.io/name: {{ include "x.fullname" . }} #@kg7:6@'
+    # In a template (not a partial) the text outside defines is output, so it is marked.
+    assert MARKER_RE.search(mark_template(HELPERS, 7).split("\n")[16])

@@ -59,8 +59,13 @@ def test_item_by_index_only_when_no_action_comes_first() -> None:
     # The sidecar's name is templated: its index (1) is honest, no action precedes it in the list.
     assert _line(("spec", "template", "spec", "containers", (1, "helper"))) == \
         ("- name: {{ .Values.sidecar.name }}", False)
-    # An init container comes from a range: its index says nothing about the template's lines.
-    line, approximate = _line(("spec", "template", "spec", "initContainers", (0, "setup")))
+    # An init container comes from a range: its index says nothing about the template's lines,
+    # but the range's item is the only one whose templated name fits (and nothing else writes
+    # items there).
+    assert _line(("spec", "template", "spec", "initContainers", (0, "setup"))) == ("- name: {{ .name }}", False)
+    # When the templated name cannot fit, the index alone is not trusted after the range.
+    prefixed = DEPLOYMENT.replace("- name: {{ .name }}", "- name: init-{{ .name }}")
+    line, approximate = _line(("spec", "template", "spec", "initContainers", (0, "setup")), prefixed)
     assert approximate and line == "initContainers:"
 
 

@@ -368,7 +368,7 @@ class _Run:
             from kubegap_lint.engine.notes import not_judged_notes
 
             for finding in not_judged_notes(note, self.linter.workload_policies, view, resource):
-                self.findings.add(self.suppressor.apply(self.templates.map(finding), resource))
+                self.findings.add(self.suppressor.apply(self.templates.map(finding, document=resource.data), resource))
         for policy in self.linter.workload_policies:
             try:
                 findings = list(evaluate_workload([policy], view, resource, self.interpreter))
@@ -381,7 +381,7 @@ class _Run:
                 ))
                 continue
             for finding in findings:
-                mapped = self.templates.map(finding, lambda f: key_path_of(resource, f))
+                mapped = self.templates.map(finding, lambda f: key_path_of(resource, f), resource.data)
                 self.findings.add(self.suppressor.apply(mapped, resource))
 
     def result(self, stats: ReadStats) -> LintResult:

@@ -39,6 +39,13 @@ def chart_name(chart_dir: str) -> str | None:
     return None
 
 
+def is_hook(data: Any) -> bool:
+    """A Helm hook (`helm.sh/hook` annotation): helm prints hooks after the release manifest."""
+    metadata = data.get("metadata") if isinstance(data, dict) else None
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    return isinstance(annotations, dict) and "helm.sh/hook" in annotations
+
+
 def _display(path: str) -> str:
     """Relative to the current folder when below it, with forward slashes, like other inputs."""
     relative = os.path.relpath(path)
@@ -112,6 +119,34 @@ class ChartIndex:
         return self._templates[path]
 
 
+def _top_chart(template: str, source: str) -> str | None:
+    """The folder of the chart a `# Source:` path starts with (`top/charts/sub/templates/x`:
+    two folders above sub's templates), given the template file it names."""
+    parts = [p for p in source.replace("\\", "/").split("/") if p]
+    if "templates" not in parts:
+        return None
+    below = len(parts) - parts.index("templates")  # templates/ and what is inside it
+    hops = parts[:parts.index("templates")].count("charts")
+    folder = os.path.abspath(template)
+    for _ in range(below + 2 * hops):
+        folder = os.path.dirname(folder)
+    return folder if os.path.isfile(os.path.join(folder, "Chart.yaml")) else None
+
+
+def _first_column(text: str | None, line: int) -> int:
+    """Where the line's node starts (after a list dash), 1-based."""
+    if text is None:
+        return 1
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return 1
+    content = lines[line - 1]
+    stripped = content.lstrip(" ")
+    while stripped.startswith("- "):
+        stripped = stripped[2:].lstrip(" ")
+    return len(content) - len(stripped) + 1
+
+
 def _inside(chart_dir: str, rest: list[str]) -> str | None:
     """Follow `charts/<name>/...` into subcharts, whose folders may be named otherwise."""
     direct = os.path.join(chart_dir, *rest)
@@ -143,27 +178,36 @@ class TemplateMapper:
         self.places = places or {}
         self._charts: ChartIndex | None = None
         # Ascending document numbers (resources are noted in reading order): 8 bytes each.
-        self.documents: dict[tuple[str, str, str], array[int]] = {}
+        self.documents: dict[tuple[str, str, str, bool], array[int]] = {}
+        self.hooks: set[tuple[str, int]] = set()  # (stream, document number) of the Helm hooks
+        self._values: dict[str, Any] = {}  # values_lines.ValuesIndex by chart folder
 
     def note(self, resource: Resource) -> None:
         if resource.helm_source is not None:
-            group = self.documents.setdefault((resource.path, resource.helm_source, resource.kind), array("q"))
+            hook = is_hook(resource.data)
+            if hook:
+                self.hooks.add((resource.path, resource.document_index))
+            key = (resource.path, resource.helm_source, resource.kind, hook)
+            group = self.documents.setdefault(key, array("q"))
             if not group or group[-1] != resource.document_index:  # the items of one List count once
                 group.append(resource.document_index)
 
-    def _rank(self, path: str, template: str, kind: str, document: int) -> tuple[int, int]:
-        """The document's rank among its group, and the group's size."""
-        unique = self.documents.get((path, template, kind), array("q"))
+    def _rank(self, path: str, template: str, kind: str, hook: bool, document: int) -> tuple[int, int]:
+        """The document's rank among its group (the documents of its template and kind, hooks
+        and the others apart: helm prints hooks after the manifest), and the group's size."""
+        unique = self.documents.get((path, template, kind, hook), array("q"))
         position = bisect.bisect_left(unique, document)
         if position == len(unique) or unique[position] != document:
             return 0, 1
         return position, len(unique)
 
     def map(self, finding: Finding,
-            key_path: Callable[[Finding], tuple[object, ...]] | None = None) -> Finding:
+            key_path: Callable[[Finding], tuple[object, ...]] | None = None, document: Any = None) -> Finding:
         """The finding with its primary location moved to the template file, when one is found.
         `key_path` gives the YAML key path of the finding's node when the finding has none: it
-        walks the resource, so it is only asked for once a template was found."""
+        walks the resource, so it is only asked for once a template was found. `document` (the
+        resource's data) lets the matching read the rendered values: names that pick a section
+        or an item, values that pick the `if`/`else` branch that rendered."""
         if finding.template is None or finding.rendered_location:
             return finding
         place = self.places.get(finding.location.path, {}).get(finding.location.line)
@@ -178,10 +222,16 @@ class TemplateMapper:
         text = self._charts.template_text(path) if path else None
         if path is None or text is None or finding.resource is None:
             return self._fallback(finding, path if text is not None else None)
-        rank, count = self._rank(finding.location.path, finding.template, finding.resource.kind,
-                                 finding.document_index or 0)
+        number = finding.document_index or 0
+        hook = (finding.location.path, number) in self.hooks
+        rank, count = self._rank(finding.location.path, finding.template, finding.resource.kind, hook, number)
         path_in_document = finding.key_path or (key_path(finding) if key_path else ())
-        match = locate(text, finding.resource.kind, rank, count, path_in_document)
+        match = locate(text, finding.resource.kind, rank, count, path_in_document, document, hook)
+        if match.approximate and document is not None:
+            given = self._values_line(path, finding.template, text, match.line, document, path_in_document)
+            if given is not None:
+                return replace(finding, key_path=path_in_document, location=Location(_display(given[0]), given[1], given[2]),
+                               rendered_location=finding.location, approximate=finding.approximate)
         return replace(
             finding,
             key_path=path_in_document,
@@ -189,6 +239,36 @@ class TemplateMapper:
             rendered_location=finding.location,
             approximate=finding.approximate or match.approximate,
         )
+
+    def _values_line(self, template: str, source: str, text: str, line: int, document: Any,
+                     path: tuple[object, ...]) -> tuple[str, int, int] | None:
+        """For a node that `toYaml .Values.x` on template line `line` wrote: its line in the
+        chart's values.yaml, when the rendered content is what values.yaml holds there (a
+        piped stream names no values files: only the chart's own defaults can be checked)."""
+        from kubegap_lint.helm.values_lines import ValuesIndex, argument
+
+        lines = text.split("\n")
+        keys = argument(lines, line)
+        top = _top_chart(template, source)
+        if not keys or top is None:
+            return None
+        if top not in self._values:
+            from kubegap_lint.helm.render import RenderOptions
+
+            self._values[top] = ValuesIndex(top, RenderOptions(), {})
+        node: list[str | int] = []
+        for segment in path:  # keys, and list items as (index, name)
+            if isinstance(segment, str):
+                node.append(segment)
+            elif isinstance(segment, tuple) and segment and isinstance(segment[0], int):
+                node.append(segment[0])
+            else:
+                return None
+        given = self._values[top].place(template, keys, document, node)
+        if given is None:
+            return None
+        column = _first_column(self._charts.template_text(given[0]) if self._charts else None, given[1])
+        return given[0], given[1], column
 
     def _fallback(self, finding: Finding, template: str | None) -> Finding:
         """A finding that cannot be placed on a template line. On a rendered file it stays there

@@ -25,18 +25,25 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kubegap_lint.helm.template_lines import ACTION_BODY_RE, CONTROL_WORDS
+
 if TYPE_CHECKING:
     from kubegap_lint.helm.render import RenderOptions
     from kubegap_lint.helm.values_lines import ValuesIndex
     from kubegap_lint.input.read import Resource
 
 MARKER_RE = re.compile(r" #@kg(\d+):(\d+)@")
-_ACTION_RE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
-_CONTROL_RE = re.compile(r"^(?:/\*|if\b|else\b|end\b|with\b|range\b|define\b|block\b|break\b|continue\b|\$[\w.]*\s*:?=)")
+_ACTION_RE = ACTION_BODY_RE
+_CONTROL_RE = re.compile(rf"^(?:{CONTROL_WORDS})")
 _OPEN_RE = re.compile(r"\{\{-?\s*(?:if|range|with|define|block)\b")
 _END_RE = re.compile(r"\{\{-?\s*end\b")
 _DEFINE_RE = re.compile(r"\{\{-?\s*(?:define|block)\b")
 _BLOCK_RE = re.compile(r"(?:^|:|-)\s*[|>][-+0-9]*\s*(?:#.*)?$")
+# Inside a `define`, only lines that write YAML where a comment cannot change it: a literal key
+# (`app.kubernetes.io/name: {{ ... }}`, `- name: x`), or an action that writes an indented block
+# (`{{ toYaml .x | nindent 4 }}`). Names, conditions and JSON never have these shapes.
+_DEFINE_KEY_RE = re.compile(r"^\s*(?:-\s+)*[A-Za-z0-9_][A-Za-z0-9_./-]*:(?:\s|$)")
+_DEFINE_BLOCK_RE = re.compile(r"^\{\{-?\s*[^}]*\|\s*n?indent\s+\d+\s*\}\}$")
 
 
 @dataclass(frozen=True)
@@ -55,8 +62,9 @@ def _pure_control(text: str) -> bool:
     return all(_CONTROL_RE.match(body) for body in _ACTION_RE.findall(text))
 
 
-def mark_template(text: str, file_id: int) -> str:
-    """The template with a marker at the end of every line a marker cannot change."""
+def mark_template(text: str, file_id: int, partial: bool = False) -> str:
+    """The template with a marker at the end of every line a marker cannot change. In a partial
+    (`_helpers.tpl`) only lines inside its defines can write output."""
     out: list[str] = []
     open_actions = 0
     block_indent: int | None = None
@@ -67,7 +75,8 @@ def mark_template(text: str, file_id: int) -> str:
         in_block = block_indent is not None and (not line.strip() or indent > block_indent)
         if not in_block:
             block_indent = None
-        was_inside = open_actions > 0 or define_depth is not None
+        in_action = open_actions > 0  # inside an action that began on an earlier line
+        was_in_define = define_depth is not None
         open_actions = max(0, open_actions + line.count("{{") - line.count("}}"))
         if define_depth is None and _DEFINE_RE.search(line):
             define_depth = depth
@@ -76,7 +85,10 @@ def mark_template(text: str, file_id: int) -> str:
         if define_depth is not None and depth <= define_depth:
             define_depth = None
         stripped = line.rstrip()
-        markable = (not was_inside and not in_block and open_actions == 0 and not inside_define
+        define_safe = was_in_define and define_depth is not None and (
+            _DEFINE_KEY_RE.match(stripped) is not None or _DEFINE_BLOCK_RE.match(stripped.strip()) is not None)
+        outside = not was_in_define and not inside_define and not partial
+        markable = (not in_action and not in_block and open_actions == 0 and (outside or define_safe)
                     and stripped.strip() not in ("", "---", "...") and not stripped.endswith("-}}")
                     and not _pure_control(stripped) and "#@kg" not in stripped)
         if not in_block and _BLOCK_RE.search(stripped) and "{{" not in stripped[-3:]:
@@ -94,7 +106,7 @@ def _template_files(chart_dir: str) -> Iterator[str]:
         if "templates" not in parts:
             continue
         for name in sorted(files):
-            if not name.startswith("_") and name != "NOTES.txt":
+            if name != "NOTES.txt":
                 yield os.path.join(relative, name)
 
 
@@ -112,7 +124,7 @@ def marked_copy(chart_dir: str, scratch: str) -> tuple[str, dict[int, str]]:
         except (OSError, UnicodeDecodeError):
             continue
         with open(target, "w", encoding="utf-8", newline="") as handle:
-            handle.write(mark_template(text, number))
+            handle.write(mark_template(text, number, os.path.basename(relative).startswith("_")))
         files[number] = os.path.join(chart_dir, relative)
     return copy, files
 

@@ -19,7 +19,11 @@ _KEY_RE = re.compile(
 )
 _DASH_RE = re.compile(r"^(?P<indent> *)- ")
 _ACTION_RE = re.compile(r"\{\{.*?\}\}")
-_CONTROL_RE = re.compile(r"^\{\{-?\s*(?:/\*|if\b|else\b|end\b|with\b|range\b|define\b|block\b|\$\w*\s*:?=)")
+# An action and its body (`{{- toYaml . | nindent 4 }}`: `toYaml . | nindent 4`).
+ACTION_BODY_RE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
+# The bodies of actions that write nothing: comments, control, variables.
+CONTROL_WORDS = r"/\*|if\b|else\b|end\b|with\b|range\b|define\b|block\b|break\b|continue\b|\$[\w.]*\s*:?="
+_CONTROL_RE = re.compile(rf"^\{{\{{-?\s*(?:{CONTROL_WORDS})")
 _KIND_RE = re.compile(r"^kind:\s*['\"]?(?P<kind>[^'\"\s#]+)['\"]?\s*(?:#.*)?$")
 _BLOCK_SCALAR_RE = re.compile(r"^[|>][-+0-9]*\s*(?:#.*)?$")
 
@@ -149,26 +153,111 @@ def _literal_name(item: Entry, following: list[Entry]) -> str | None:
     return None
 
 
-def _item_in(scope: list[Entry], index: int, name: str | None) -> tuple[int | None, bool]:
-    """The list item for a rendered item (its index, its `name`), and whether the match is
-    certain: two items with the rendered name (the branches of an `if`/`else`) leave it
-    uncertain, and a match by position never takes an item whose literal name is another."""
+def _pattern(template_value: str) -> re.Pattern[str]:
+    """A templated scalar as a pattern: its literal text, anything where an action writes
+    (`{{-` and `-}}` also eat the spaces beside them)."""
+    parts: list[str] = []
+    last = 0
+    trim = False
+    for match in _ACTION_RE.finditer(template_value):
+        piece = template_value[last:match.start()]
+        piece = piece.lstrip() if trim else piece
+        parts.append(piece.rstrip() if match.group().startswith("{{-") else piece)
+        trim = match.group().endswith("-}}")
+        last = match.end()
+    piece = template_value[last:]
+    parts.append(piece.lstrip() if trim else piece)
+    return re.compile("(?s:.*)".join(re.escape(part) for part in parts))
+
+
+def _rendered_text(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    return None
+
+
+def agrees(template_value: str | None, rendered: Any) -> bool | None:
+    """Whether a template line's scalar (literal, or with actions in it) can have written the
+    rendered value; None when the line cannot say (no value, a block, a flow collection)."""
+    if template_value is None:
+        return None
+    text = template_value.strip()
+    if text[:1] not in ("'", '"') and " #" in text:
+        text = text.split(" #", 1)[0].rstrip()
+    if not text or text[0] in "|>[&*!" or (text[0] == "{" and not text.startswith("{{")):
+        return None  # a block, a flow collection, an anchor, alias or tag
+    shown = _rendered_text(rendered)
+    if shown is None:
+        return None
+    text = _unquote(text)
+    if "{{" in text:
+        return _pattern(text).fullmatch(shown) is not None
+    return text == shown
+
+
+def _disagrees(item: Entry, following: list[Entry], data: Any) -> tuple[int, int]:
+    """How many of the item's own literal scalars agree with the rendered item, and how many
+    do not (a key the render lacks says nothing: it may sit inside an `if`)."""
+    agree = disagree = 0
+    if not isinstance(data, dict):
+        return 0, 0
+    for entry in _item_children(item, following):
+        if entry.kind != "key" or entry.column != item.column or entry.key not in data:
+            continue
+        verdict = agrees(entry.value, data[entry.key])
+        agree += verdict is True
+        disagree += verdict is False
+    return agree, disagree
+
+
+def _choose(candidates: list[int], items: list[Entry], scope: list[Entry], data: Any) -> int | None:
+    """The one candidate item that the rendered item's literal values agree with (the branch
+    of an `if`/`else` that rendered), or None."""
+    scores = [_disagrees(items[c], scope[scope.index(items[c]) + 1 :], data) for c in candidates]
+    fitting = [c for c, (agree, disagree) in zip(candidates, scores, strict=True) if disagree == 0]
+    if len(candidates) == 1:
+        return candidates[0] if fitting else None
+    if len(fitting) == 1 and scores[candidates.index(fitting[0])][0] > 0:
+        return fitting[0]
+    return None
+
+
+def _item_in(scope: list[Entry], index: int, name: str | None, data: Any = None) -> tuple[int | None, bool]:
+    """The list item for a rendered item (its index, its `name`, its data when known), and
+    whether the match is certain. An item whose literal name is the rendered one is it; two
+    such (the branches of an `if`/`else`) are told apart by their other literal values, else
+    the match is uncertain. An item with a templated name (`name: {{ $x.name }}`, in a `range`)
+    that fits is it when it is the only one that fits and no action at the list's level writes
+    items. A match by position never takes an item whose name says otherwise."""
     items = [e for e in scope if e.dash_column is not None]
     if not items:
         return None, False
     level = min(e.dash_column for e in items if e.dash_column is not None)
     items = [e for e in items if e.dash_column == level]
     names = [_literal_name(item, scope[scope.index(item) + 1 :]) for item in items]
+    writers = any(e.kind == "action" and e.generates and e.column <= level for e in scope)
     if name is not None:
-        named = [scope.index(item) for item, literal in zip(items, names, strict=True)
-                 if literal is not None and "{{" not in literal and literal == name]
-        if named:
-            return named[0], len(named) == 1
+        literal = [i for i, value in enumerate(names) if value is not None and "{{" not in value and value == name]
+        if literal:
+            chosen = _choose(literal, items, scope, data) if data is not None else (
+                literal[0] if len(literal) == 1 else None)
+            if chosen is not None:
+                return scope.index(items[chosen]), True
+            return scope.index(items[literal[0]]), False
+        templated = [i for i, value in enumerate(names) if value is not None and "{{" in value and agrees(value, name)]
+        if templated and not writers:
+            others = [i for i, value in enumerate(names) if value is None]  # items whose name nothing says
+            chosen = _choose(templated, items, scope, data) if data is not None else (
+                templated[0] if len(templated) == 1 else None)
+            if chosen is not None and not others:
+                return scope.index(items[chosen]), True
     if index < len(items):
         position = scope.index(items[index])
-        literal = names[index]
-        if name is not None and literal is not None and "{{" not in literal and literal != name:
-            return None, False  # its literal name contradicts the rendered one
+        literal_name = names[index]
+        if name is not None and literal_name is not None and agrees(literal_name, name) is False:
+            return None, False  # its name contradicts the rendered one
         # Counting items is only honest when no action before this one can add or drop items.
         # (Actions nested inside earlier items are indented past the dash and do not count.)
         if not any(e.kind == "action" and e.column <= level for e in scope[:position]):
@@ -176,12 +265,15 @@ def _item_in(scope: list[Entry], index: int, name: str | None) -> tuple[int | No
     return None, False
 
 
-def find_key_path(entries: list[Entry], path: tuple[Any, ...]) -> tuple[Entry | None, bool, list[Entry]]:
-    """Follow `path` through the entries. Returns the deepest matched entry, whether the whole
-    path matched (and every step of it was certain), and the scope where the search stopped."""
+def find_key_path(entries: list[Entry], path: tuple[Any, ...],
+                  document: Any = None) -> tuple[Entry | None, bool, list[Entry]]:
+    """Follow `path` through the entries (and through the rendered `document`, when given, to
+    tell `if`/`else` branches apart). Returns the deepest matched entry, whether the whole path
+    matched (and every step of it was certain), and the scope where the search stopped."""
     scope = entries
     matched: Entry | None = None
     certain = True
+    node = document
     for segment in path:
         if isinstance(segment, str):
             found = _key_in(scope, segment)
@@ -189,14 +281,17 @@ def find_key_path(entries: list[Entry], path: tuple[Any, ...]) -> tuple[Entry | 
                 return matched, False, scope
             matched = scope[found]
             scope = _children(scope, found)
+            node = node.get(segment) if isinstance(node, dict) else None
         else:
             index, name = segment
-            found, sure = _item_in(scope, index, name)
+            item = node[index] if isinstance(node, list) and 0 <= index < len(node) else None
+            found, sure = _item_in(scope, index, name, item)
             if found is None:
                 return matched, False, scope
             certain = certain and sure
             matched = scope[found]
             scope = _item_children(matched, scope[found + 1 :])
+            node = item
     return matched, certain, scope
 
 
@@ -225,18 +320,47 @@ def kind_line(lines: list[str], first_line: int, kind: str | None) -> int | None
     return fallback
 
 
+def _section_name(section: tuple[int, list[str]]) -> str | None:
+    """The `metadata.name` a template section writes (literal or templated)."""
+    entry, complete, _ = find_key_path(scan_template(section[1], section[0]), ("metadata", "name"))
+    return entry.value if entry is not None and complete else None
+
+
+def _is_hook(section: tuple[int, list[str]]) -> bool:
+    return any("helm.sh/hook:" in line or '"helm.sh/hook":' in line for line in section[1])
+
+
 def locate(text: str, kind: str | None, ordinal: int, same_kind_docs: int,
-           path: tuple[Any, ...]) -> Match:
+           path: tuple[Any, ...], document: Any = None, hook: bool | None = None) -> Match:
     """The template line for the node at `path` of the `ordinal`-th rendered `kind` resource
-    from this template (`same_kind_docs` of them were rendered)."""
+    from this template (`same_kind_docs` of them were rendered). With the rendered `document`,
+    a section whose name cannot have written the document's is never taken, a name picks the
+    section when counting cannot (a `range` that emits several documents), and item values pick
+    the `if`/`else` branch. With `hook` (the document is a Helm hook), the ordinal counts the
+    documents of its own sort only (helm prints hooks after the manifest)."""
     lines = text.splitlines(True)
     sections = [s for s in split_sections(lines) if any(line.strip() for line in s[1])]
     candidates = [s for s in sections if _has_kind(s[1], kind)]
+    countable = True
+    if hook is not None and candidates:
+        own = [s for s in candidates if _is_hook(s) == hook]
+        countable = bool(own)  # a hook annotation no line holds literally: counting cannot say
+        candidates = own or candidates
+    name = None
+    if isinstance(document, dict) and isinstance(document.get("metadata"), dict):
+        name = document["metadata"].get("name")
+
+    def fits(section: tuple[int, list[str]]) -> bool | None:
+        return agrees(_section_name(section), name) if name is not None else None
+
     certain = True
     if len(candidates) == 1:
         section = candidates[0]
-    elif candidates and len(candidates) == same_kind_docs and ordinal < len(candidates):
+    elif (countable and candidates and len(candidates) == same_kind_docs and ordinal < len(candidates)
+          and fits(candidates[ordinal]) is not False):
         section = candidates[ordinal]
+    elif candidates and name is not None and len([s for s in candidates if fits(s)]) == 1:
+        section = next(s for s in candidates if fits(s))
     elif candidates:
         section, certain = candidates[0], False
     elif len(sections) == 1:
@@ -250,7 +374,7 @@ def locate(text: str, kind: str | None, ordinal: int, same_kind_docs: int,
     entries = scan_template(body, first)
     if not path:
         return Match(opening, 1, False)
-    entry, complete, scope = find_key_path(entries, path)
+    entry, complete, scope = find_key_path(entries, path, document)
     if entry is None:
         return Match(opening, 1, True)
     if complete:

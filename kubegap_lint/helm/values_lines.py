@@ -16,10 +16,11 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from kubegap_lint.helm.template_lines import ACTION_BODY_RE
+
 if TYPE_CHECKING:
     from kubegap_lint.helm.render import RenderOptions
 
-_BODY_RE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
 _TOYAML_RE = re.compile(
     r"(?:\btoYaml\s+\(?(?P<arg>\$?\.[\w.]*)\)?\s*(?:\||$))|(?:^\(?(?P<piped>\$?\.[\w.]*)\)?\s*\|\s*toYaml\b)")
 _PATH_RE = re.compile(r"^\$?(?:\.\w+)*$|^\.$")
@@ -49,7 +50,7 @@ def argument(lines: list[str], line: int) -> list[str] | None:
 
     target: str | None = None
     for number, text in enumerate(lines[:line], start=1):
-        for body in _BODY_RE.findall(text):
+        for body in ACTION_BODY_RE.findall(text):
             words = body.split()
             head = words[0] if words else ""
             if number == line:
