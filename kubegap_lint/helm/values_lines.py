@@ -107,12 +107,22 @@ def _merge(base: Any, update: Any) -> Any:
 
 
 def _load(path: str) -> Any:
+    """A values file with its lines, or None: one too large, too deep or unparsable here gives
+    no places (its content keeps the action line), never an error."""
     from ruamel.yaml import YAML
+
+    from kubegap_lint.input.limits import MAX_DOCUMENT_CHARS, may_be_too_deep
 
     try:
         with open(path, encoding="utf-8") as handle:
-            return YAML(typ="rt", pure=True).load(handle)
-    except Exception:  # a values file the engine read; one this parser cannot is simply not used
+            text = handle.read(MAX_DOCUMENT_CHARS + 1)
+    except (OSError, UnicodeDecodeError):
+        return None
+    if len(text) > MAX_DOCUMENT_CHARS or may_be_too_deep(text):
+        return None
+    try:
+        return YAML(typ="rt", pure=True).load(text)
+    except Exception:  # any parser error (ruamel has no common base for them): no places
         return None
 
 
@@ -207,6 +217,14 @@ class ValuesIndex:
         return out
 
     def place(self, template: str, keys: list[str], document: Any, node: list[Segment]) -> tuple[str, int] | None:
+        """As `_place`; a surprise in someone's values (a type this code never met) costs the
+        place only, never the run."""
+        try:
+            return self._place(template, keys, document, node)
+        except (AttributeError, IndexError, KeyError, TypeError, ValueError, RecursionError):
+            return None
+
+    def _place(self, template: str, keys: list[str], document: Any, node: list[Segment]) -> tuple[str, int] | None:
         """Where the values define the rendered node at `node` (a key path in `document`) that
         `toYaml` of `.Values.<keys>` wrote (the file and its 1-based line); None unless the
         rendered content proves it."""
