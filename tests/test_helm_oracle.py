@@ -46,8 +46,9 @@ def test_rendered_in_process_every_built_in_finding_is_on_the_line_that_wrote_it
     placed = total["built-in right"] + total["built-in values"] + total["built-in action"]
     assert placed > 30  # the renders do give findings
     assert total["built-in approximate"] == 0 and total["built-in wrong"] == 0
-    # toYaml content is on its values line where the values prove it, not on the action
-    assert total["built-in values"] >= 2 and total["built-in action"] <= 2
+    # toYaml content is on its values line where the values prove it, not on the action (one
+    # stays there: gke-ai-inference-tp2's GPU request, which --set gives: no file line holds it)
+    assert total["built-in values"] >= 3 and total["built-in action"] <= 1
 
 
 def test_rendered_in_process_every_node_findings_are_on_the_right_line(verdicts) -> None:

@@ -12,7 +12,7 @@ import json
 import pytest
 from conftest import SHARED, run_cli
 
-from kubegap_lint.helm.values_lines import argument
+from kubegap_lint.helm.values_lines import ELEMENT, argument
 
 CHARTS = SHARED / "charts"
 NIM = "aws-samples__awsome-inference/2.projects/nims-inference/nim-deploy/helm/nim-llm"
@@ -27,8 +27,15 @@ engine = pytest.mark.skipif(importlib.util.find_spec("helm_python") is None or n
     ("{{- with .Values.head }}\nr:\n  {{- toYaml .resources | nindent 2 }}\n{{- end }}\n", 3, ["head", "resources"]),
     ("{{- range .Values.items }}\nx: {{ toYaml $.Values.a.b }}\n{{- end }}\n", 2, ["a", "b"]),
     ("r: {{ .Values.resources | toYaml | nindent 2 }}\n", 1, ["resources"]),
-    # the dot of a range element, of a define, of a `with` that is no plain path: unknown
-    ("{{- range .Values.items }}\nx: {{ toYaml . }}\n{{- end }}\n", 2, None),
+    # a range element: one of the collection's (values_lines.place finds which)
+    ("{{- range .Values.items }}\nx: {{ toYaml . }}\n{{- end }}\n", 2, ["items", ELEMENT]),
+    ("{{- range $k, $g := .Values.groups }}\n{{- with $g.mounts }}\n{{ toYaml . }}\n{{- end }}\n{{- end }}\n", 3,
+     ["groups", ELEMENT, "mounts"]),
+    ('{{- $root := . }}\n{{- range $i := until 3 }}\nx: {{ toYaml $root.Values.a }}\n{{- end }}\n', 3, ["a"]),
+    # the element of a range over no values path, a define's dot, a `with` of no plain path,
+    # a variable never set: unknown
+    ("{{- range $i := until 3 }}\nx: {{ toYaml . }}\n{{- end }}\n", 2, None),
+    ("x: {{ toYaml $nowhere.Values.a }}\n", 1, None),
     ('{{- define "x" }}\n{{ toYaml .Values.a }}\n{{- end }}\n', 2, None),
     ("{{- with concat .Values.a .Values.b }}\n{{ toYaml . }}\n{{- end }}\n", 2, None),
     # an `else` of a `with` has the outer dot again

@@ -241,7 +241,7 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str],
                 from kubegap_lint.helm.values_lines import argument
 
                 keys = argument(lines, line)
-                given = values.place(path, keys, one.data, list(key_path)) if keys else None
+                given = values.place(path, list(keys), one.data, list(key_path)) if keys else None
                 if given is not None and 1 <= given[1] <= len(text_of(given[0])):
                     path, line, approximate = given[0], given[1], False
                     lines = text_of(path)

@@ -22,17 +22,25 @@ if TYPE_CHECKING:
     from kubegap_lint.helm.render import RenderOptions
 
 _TOYAML_RE = re.compile(
-    r"(?:\btoYaml\s+\(?(?P<arg>\$?\.[\w.]*)\)?\s*(?:\||$))|(?:^\(?(?P<piped>\$?\.[\w.]*)\)?\s*\|\s*toYaml\b)")
-_PATH_RE = re.compile(r"^\$?(?:\.\w+)*$|^\.$")
+    r"(?:\btoYaml\s+\(?(?P<arg>(?:\$\w*)?\.[\w.]*)\)?\s*(?:\||$))"
+    r"|(?:^\(?(?P<piped>(?:\$\w*)?\.[\w.]*)\)?\s*\|\s*toYaml\b)")
+_PATH_RE = re.compile(r"^(?:\$\w*)?(?:\.\w+)*$|^\.$")
+_ASSIGN_RE = re.compile(r"^\$(\w+)\s*:?=\s*(.+)$")
+_RANGE_RE = re.compile(r"^range\s+(?:\$\w+\s*,\s*)?(?:\$(\w+)\s*:=\s*)?(.+)$")
+ELEMENT = "[*]"  # one element of the collection a `range` walks (no template field has this name)
 Segment = str | int
 
 
-def _expression(path_text: str, dot: list[str] | None) -> list[str] | None:
-    """Keys from the root of `.Values.a`, `$.Values.a` or `.a` (relative to the dot)."""
+def _expression(path_text: str, dot: list[str] | None, variables: dict[str, list[str] | None]) -> list[str] | None:
+    """Keys from the root of `.Values.a`, `$.Values.a`, `$root.Values.a` or `.a` (relative to
+    the dot); None when it is no plain path or starts from what is not known."""
+    path_text = path_text.strip()
     if not _PATH_RE.match(path_text):
         return None
     if path_text.startswith("$"):
-        return [p for p in path_text[1:].split(".") if p]
+        name, _, rest = path_text[1:].partition(".")
+        base = [] if not name else variables.get(name)
+        return None if base is None else base + [p for p in rest.split(".") if p]
     if dot is None:
         return None
     return dot + [p for p in path_text.split(".") if p]
@@ -40,10 +48,12 @@ def _expression(path_text: str, dot: list[str] | None) -> list[str] | None:
 
 def argument(lines: list[str], line: int) -> list[str] | None:
     """The values path (keys below .Values) that the `toYaml` action on template line `line`
-    writes, following the `with` blocks around it; None when it is not a plain values path."""
+    writes, following the `with` and `range` blocks around it and the variables set before it
+    (a `range` element is ELEMENT); None when it is not a plain values path."""
     # The dot at each nesting level: a key path from the root, or None once it is unknown
-    # (a `range` element, a `define` argument).
+    # (a `define` argument, the element of a range over what is no values path).
     stack: list[tuple[str, list[str] | None]] = []
+    variables: dict[str, list[str] | None] = {}
 
     def dot() -> list[str] | None:
         return stack[-1][1] if stack else []
@@ -60,25 +70,32 @@ def argument(lines: list[str], line: int) -> list[str] | None:
                         return None  # two toYaml actions on one line: which wrote the node?
                     target = match.group("arg") or match.group("piped")
                     continue
-            if head in ("if", "define", "block"):
+            assignment = _ASSIGN_RE.match(body)
+            if assignment:
+                variables[assignment.group(1)] = _expression(assignment.group(2), dot(), variables)
+            elif head in ("if", "define", "block"):
                 stack.append((head, dot() if head == "if" else None))
             elif head == "with":
-                expression = " ".join(words[1:])
-                stack.append(("with", _expression(expression, dot()) if _PATH_RE.match(expression) else None))
+                stack.append(("with", _expression(" ".join(words[1:]), dot(), variables)))
             elif head == "range":
-                stack.append(("range", None))
+                walked = _RANGE_RE.match(body)
+                base = _expression(walked.group(2), dot(), variables) if walked else None
+                element = base + [ELEMENT] if base else None
+                if walked and walked.group(1):
+                    variables[walked.group(1)] = element
+                stack.append(("range", element))
             elif head == "else" and stack:
                 kind, _ = stack.pop()
                 outer = dot()
                 if len(words) > 2 and words[1] == "with":
-                    stack.append(("with", _expression(" ".join(words[2:]), outer)))
+                    stack.append(("with", _expression(" ".join(words[2:]), outer, variables)))
                 else:
                     stack.append((kind, outer))  # an else branch keeps the outer dot
             elif head == "end" and stack:
                 stack.pop()
     if target is None:
         return None
-    keys = _expression(target, dot())
+    keys = _expression(target, dot(), variables)
     if not keys or keys[0] != "Values":
         return None
     return keys[1:]
@@ -216,7 +233,7 @@ class ValuesIndex:
             out.append((os.path.join(folder, "values.yaml"), data if found else None))
         return out
 
-    def place(self, template: str, keys: list[str], document: Any, node: list[Segment]) -> tuple[str, int] | None:
+    def place(self, template: str, keys: list[Segment], document: Any, node: list[Segment]) -> tuple[str, int] | None:
         """As `_place`; a surprise in someone's values (a type this code never met) costs the
         place only, never the run."""
         try:
@@ -224,7 +241,28 @@ class ValuesIndex:
         except (AttributeError, IndexError, KeyError, TypeError, ValueError, RecursionError):
             return None
 
-    def _place(self, template: str, keys: list[str], document: Any, node: list[Segment]) -> tuple[str, int] | None:
+    def _place(self, template: str, keys: list[Segment], document: Any, node: list[Segment]) -> tuple[str, int] | None:
+        if ELEMENT not in keys:
+            return self._one(template, keys, document, node)
+        # The element of a range: the one element whose values the rendered content proves.
+        at = keys.index(ELEMENT)
+        sources = self.sources(template)
+        if sources is None:
+            return None
+        composed: Any = None
+        for _, data in reversed(sources):
+            if data is not None:
+                composed = _merge(composed, data)
+        found, walked = _get(composed, list(keys[:at]))
+        if not found:
+            return None
+        members: list[Segment] = list(walked) if isinstance(walked, dict) else (
+            list(range(len(walked))) if isinstance(walked, list) else [])
+        placed = {place for member in members
+                  if (place := self._place(template, [*keys[:at], member, *keys[at + 1:]], document, node))}
+        return placed.pop() if len(placed) == 1 else None
+
+    def _one(self, template: str, keys: list[Segment], document: Any, node: list[Segment]) -> tuple[str, int] | None:
         """Where the values define the rendered node at `node` (a key path in `document`) that
         `toYaml` of `.Values.<keys>` wrote (the file and its 1-based line); None unless the
         rendered content proves it."""
