@@ -288,7 +288,7 @@ def test_workflow_example_renders_lints_and_uploads(workspace: dict[str, Any]) -
     log = json.loads(sarif_file.read_text())
     results = log["runs"][0]["results"]
     primary = sorted({r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results})
-    assert primary == ["charts/gpu-train/charts/inference/templates/deployment.yaml",
+    assert primary == ["charts/gpu-train/charts/inference/templates/_helpers.tpl",
                        "charts/gpu-train/templates/job.yaml", "charts/gpu-train/templates/preflight-hook.yaml",
                        "k8s/job.yaml"]
     related = {r["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"]

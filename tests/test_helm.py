@@ -22,17 +22,17 @@ ENGINE = importlib.util.find_spec("helm_python") is not None
 
 # (rule, template, template line, approximate, rendered line): the example chart's findings.
 EXPECTED = [
-    ("KG501", "charts/inference/templates/deployment.yaml", 12, True, 51),
+    ("KG501", "charts/inference/templates/_helpers.tpl", 8, False, 51),  # inside the included define
     ("KG501", "templates/job.yaml", 23, False, 83),
     ("KG303", "templates/job.yaml", 32, False, 92),
     ("KG201", "templates/job.yaml", 47, False, 103),
     # No KG201 on the preflight hook: it only runs `nvidia-smi -L` (class diagnostic).
     ("KG501", "templates/preflight-hook.yaml", 16, False, 124),
 ]
-# What each expected template line holds: the key the finding is about (or the include that
-# writes the whole pod template, for the approximate one).
+# What each expected template line holds: the key the finding is about (for the subchart's
+# container, in the define that `include "inference.podTemplate"` writes the pod template with).
 LINE_TEXT = {
-    ("KG501", "charts/inference/templates/deployment.yaml"): '{{- include "inference.podTemplate"',
+    ("KG501", "charts/inference/templates/_helpers.tpl"): "- name: server",
     ("KG501", "templates/job.yaml"): "- name: trainer",
     ("KG303", "templates/job.yaml"): "env:",
     ("KG201", "templates/job.yaml"): "volumes:",
@@ -75,12 +75,28 @@ def test_rendered_lines_are_the_located_nodes() -> None:
     assert lines[103 - 1].strip() == "volumes:"
 
 
-def test_text_output_shows_both_locations_and_approximate() -> None:
+def test_text_output_shows_both_locations_and_approximate(tmp_path: Path) -> None:
+    # A resources block that toYaml writes from values the chart's values.yaml does not hold
+    # (a piped stream names no -f files): the action line, flagged.
+    chart = tmp_path / "c"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (chart / "templates" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: gpu\nspec:\n  containers:\n    - name: main\n"
+        "      image: cuda:12\n      resources:\n        {{- toYaml .Values.resources | nindent 8 }}\n")
+    (tmp_path / "out.yaml").write_text(
+        "---\n# Source: c/templates/pod.yaml\napiVersion: v1\nkind: Pod\nmetadata:\n  name: gpu\nspec:\n"
+        "  containers:\n    - name: main\n      image: cuda:12\n      resources:\n        limits:\n"
+        "          nvidia.com/gpu: 1\n        requests:\n          nvidia.com/gpu: 2\n")
+    proc = run_cli("out.yaml", "--select", "KG503", "--no-color", cwd=tmp_path)
+    assert proc.stdout.decode().splitlines()[0].startswith("c/templates/pod.yaml:10:9: error KG503")
+    assert proc.stdout.decode().splitlines()[0].endswith("(rendered at out.yaml:14:9) [line approximate]")
+
     proc = run_cli(str(RENDERED.relative_to(REPO)), "--select", "KG501")
     lines = proc.stdout.decode().splitlines()
     assert lines[0].startswith(
-        "examples/helm/gpu-train/charts/inference/templates/deployment.yaml:12:5: warning KG501")
-    assert lines[0].endswith("(rendered at examples/helm/rendered.yaml:51:11) [line approximate]")
+        "examples/helm/gpu-train/charts/inference/templates/_helpers.tpl:8:7: warning KG501")
+    assert lines[0].endswith("(rendered at examples/helm/rendered.yaml:51:11)")
     assert lines[1].startswith("examples/helm/gpu-train/templates/job.yaml:23:11: warning KG501")
     assert lines[1].endswith("(rendered at examples/helm/rendered.yaml:83:11)")
 

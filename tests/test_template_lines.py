@@ -133,3 +133,44 @@ def test_any_template_gives_a_line_of_the_file(lines, path, kind, ordinal, count
     match = locate(text, kind, ordinal, count, tuple(path))
     assert 1 <= match.line <= max(1, len(lines))
     assert match.column >= 1
+
+
+HELPERS = """\
+{{- define "x.pod" -}}
+metadata:
+  labels:
+    app: x
+spec:
+  {{- if .Values.gpu }}
+  containers:
+    - name: server
+      image: cuda
+  {{- end }}
+{{- end }}
+{{- define "x.name" }}{{ .Chart.Name }}{{ end }}
+"""
+INCLUDING = """\
+kind: Deployment
+spec:
+  template:
+    {{- include "x.pod" . | nindent 4 }}
+  strategy:
+    {{- include "x.pod" . | nindent 4 }}
+    extra: 1
+"""
+
+
+def test_an_include_that_writes_a_whole_node_is_followed_into_its_define() -> None:
+    from kubegap_lint.helm.template_lines import define_bodies
+
+    bodies = define_bodies("_helpers.tpl", HELPERS)
+    assert sorted(bodies) == ["x.pod"]  # a define opened and closed on one line has no body lines
+    assert bodies["x.pod"][2] == 2 and bodies["x.pod"][1][0] == "metadata:\n"
+    path = ("spec", "template", "spec", "containers", (0, "server"))
+    match = locate(INCLUDING, "Deployment", 0, 1, path, defines=bodies.get)
+    assert (match.path, match.line, match.column, match.approximate) == ("_helpers.tpl", 8, 7, False)
+    # Without the lookup, or where the include is not all the node holds: the include line, flagged.
+    assert (locate(INCLUDING, "Deployment", 0, 1, path).line, locate(INCLUDING, "Deployment", 0, 1, path).path) == (
+        4, None)
+    match = locate(INCLUDING, "Deployment", 0, 1, ("spec", "strategy", "spec"), defines=bodies.get)
+    assert (match.path, match.line, match.approximate) == (None, 6, True)

@@ -24,6 +24,7 @@ _NAME_RE = re.compile(r"^name:\s*['\"]?(?P<name>[^'\"#\s]+)['\"]?\s*(?:#.*)?$")
 _SKIP_DIRS = frozenset(("templates", "node_modules", "__pycache__"))
 MAX_WALK_DIRS = 20_000  # a chart search never turns into a crawl of a huge tree
 MAX_WALK_DEPTH = 8  # charts sit near a repository's top (deploy/helm/charts/x is 4 deep)
+MAX_DEFINE_FILES = 5_000  # the template files read to find a define (a chart holds tens)
 
 
 def chart_name(chart_dir: str) -> str | None:
@@ -133,6 +134,16 @@ def _top_chart(template: str, source: str) -> str | None:
     return folder if os.path.isfile(os.path.join(folder, "Chart.yaml")) else None
 
 
+def _template_files(chart: str) -> list[str]:
+    """The files below the templates/ folders of a chart and its subcharts, in a stable order."""
+    found: list[str] = []
+    for folder, dirs, files in os.walk(chart):
+        dirs.sort()
+        if "templates" in os.path.relpath(folder, chart).split(os.sep):
+            found.extend(os.path.join(folder, name) for name in sorted(files))
+    return found
+
+
 def _first_column(text: str | None, line: int) -> int:
     """Where the line's node starts (after a list dash), 1-based."""
     if text is None:
@@ -181,6 +192,7 @@ class TemplateMapper:
         self.documents: dict[tuple[str, str, str, bool], array[int]] = {}
         self.hooks: set[tuple[str, int]] = set()  # (stream, document number) of the Helm hooks
         self._values: dict[str, Any] = {}  # values_lines.ValuesIndex by chart folder
+        self._define_index: dict[str, dict[str, tuple[str, list[str], int]]] = {}  # by chart folder
 
     def note(self, resource: Resource) -> None:
         if resource.helm_source is not None:
@@ -226,7 +238,12 @@ class TemplateMapper:
         hook = (finding.location.path, number) in self.hooks
         rank, count = self._rank(finding.location.path, finding.template, finding.resource.kind, hook, number)
         path_in_document = finding.key_path or (key_path(finding) if key_path else ())
-        match = locate(text, finding.resource.kind, rank, count, path_in_document, document, hook)
+        match = locate(text, finding.resource.kind, rank, count, path_in_document, document, hook,
+                       self._defines(path, finding.template))
+        if match.path is not None:  # inside the define an include wrote
+            return replace(finding, key_path=path_in_document,
+                           location=Location(_display(match.path), match.line, match.column),
+                           rendered_location=finding.location, approximate=finding.approximate or match.approximate)
         if match.approximate and document is not None:
             given = self._values_line(path, finding.template, text, match.line, document, path_in_document)
             if given is not None:
@@ -239,6 +256,30 @@ class TemplateMapper:
             rendered_location=finding.location,
             approximate=finding.approximate or match.approximate,
         )
+
+    def _defines(self, template: str, source: str) -> Callable[[str], tuple[str, list[str], int] | None]:
+        """The defines of the render's charts by name (the top chart's folder and its subcharts
+        share one namespace, as in helm), read once per chart."""
+        top = _top_chart(template, source)
+
+        def lookup(name: str) -> tuple[str, list[str], int] | None:
+            if top is None:
+                return None
+            if top not in self._define_index:
+                from kubegap_lint.helm.template_lines import define_bodies
+
+                found: dict[str, tuple[str, list[str], int]] = {}
+                for number, path in enumerate(_template_files(top)):
+                    if number >= MAX_DEFINE_FILES:
+                        break
+                    text = self._charts.template_text(path) if self._charts else None
+                    if text is not None:
+                        for key, value in define_bodies(path, text).items():
+                            found.setdefault(key, value)
+                self._define_index[top] = found
+            return self._define_index[top].get(name)
+
+        return lookup
 
     def _values_line(self, template: str, source: str, text: str, line: int, document: Any,
                      path: tuple[object, ...]) -> tuple[str, int, int] | None:

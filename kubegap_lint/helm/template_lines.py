@@ -10,6 +10,7 @@ says so: the result is approximate. It never returns a line that is not in the f
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,36 @@ class Match:
     line: int
     column: int  # 1-based
     approximate: bool
+    path: str | None = None  # another file than the template (the define an include wrote)
+
+
+# A define's body: (its file, its lines, the number of its first line).
+DefineLookup = Callable[[str], "tuple[str, list[str], int] | None"]
+_INCLUDE_RE = re.compile(r"\{\{-?\s*(?:include|template)\s+\"([^\"]+)\"")
+_OPEN_BLOCK_RE = re.compile(r"\{\{-?\s*(?:if|range|with|define|block)\b")
+_END_BLOCK_RE = re.compile(r"\{\{-?\s*end\b")
+
+
+def define_bodies(path: str, text: str) -> dict[str, tuple[str, list[str], int]]:
+    """The defines of a template file by name: their body lines, between the `define` line and
+    its `end`."""
+    out: dict[str, tuple[str, list[str], int]] = {}
+    lines = text.splitlines(True)
+    name: str | None = None
+    start = depth = 0
+    for number, line in enumerate(lines, start=1):
+        opened = len(_OPEN_BLOCK_RE.findall(line))
+        closed = len(_END_BLOCK_RE.findall(line))
+        if name is None:
+            match = re.search(r"\{\{-?\s*define\s+\"([^\"]+)\"", line)
+            if match and opened - closed == 1:
+                name, start, depth = match.group(1), number, 1
+            continue
+        depth += opened - closed
+        if depth <= 0:
+            out.setdefault(name, (path, lines[start:number - 1], start + 1))
+            name = None
+    return out
 
 
 def _unquote(text: str) -> str:
@@ -270,15 +301,22 @@ def find_key_path(entries: list[Entry], path: tuple[Any, ...],
     """Follow `path` through the entries (and through the rendered `document`, when given, to
     tell `if`/`else` branches apart). Returns the deepest matched entry, whether the whole path
     matched (and every step of it was certain), and the scope where the search stopped."""
+    matched, certain, scope, _, _ = _follow(entries, path, document)
+    return matched, certain, scope
+
+
+def _follow(entries: list[Entry], path: tuple[Any, ...],
+            document: Any) -> tuple[Entry | None, bool, list[Entry], int, Any]:
+    """find_key_path, also with how many segments matched and the rendered node there."""
     scope = entries
     matched: Entry | None = None
     certain = True
     node = document
-    for segment in path:
+    for done, segment in enumerate(path):
         if isinstance(segment, str):
             found = _key_in(scope, segment)
             if found is None:
-                return matched, False, scope
+                return matched, False, scope, done, node
             matched = scope[found]
             scope = _children(scope, found)
             node = node.get(segment) if isinstance(node, dict) else None
@@ -287,12 +325,12 @@ def find_key_path(entries: list[Entry], path: tuple[Any, ...],
             item = node[index] if isinstance(node, list) and 0 <= index < len(node) else None
             found, sure = _item_in(scope, index, name, item)
             if found is None:
-                return matched, False, scope
+                return matched, False, scope, done, node
             certain = certain and sure
             matched = scope[found]
             scope = _item_children(matched, scope[found + 1 :])
             node = item
-    return matched, certain, scope
+    return matched, certain, scope, len(path), node
 
 
 def split_sections(lines: list[str]) -> list[tuple[int, list[str]]]:
@@ -331,13 +369,15 @@ def _is_hook(section: tuple[int, list[str]]) -> bool:
 
 
 def locate(text: str, kind: str | None, ordinal: int, same_kind_docs: int,
-           path: tuple[Any, ...], document: Any = None, hook: bool | None = None) -> Match:
+           path: tuple[Any, ...], document: Any = None, hook: bool | None = None,
+           defines: DefineLookup | None = None) -> Match:
     """The template line for the node at `path` of the `ordinal`-th rendered `kind` resource
     from this template (`same_kind_docs` of them were rendered). With the rendered `document`,
     a section whose name cannot have written the document's is never taken, a name picks the
     section when counting cannot (a `range` that emits several documents), and item values pick
     the `if`/`else` branch. With `hook` (the document is a Helm hook), the ordinal counts the
-    documents of its own sort only (helm prints hooks after the manifest)."""
+    documents of its own sort only (helm prints hooks after the manifest). With `defines`, an
+    `include` that writes a whole node is followed into its define (the Match names its file)."""
     lines = text.splitlines(True)
     sections = [s for s in split_sections(lines) if any(line.strip() for line in s[1])]
     candidates = [s for s in sections if _has_kind(s[1], kind)]
@@ -374,15 +414,37 @@ def locate(text: str, kind: str | None, ordinal: int, same_kind_docs: int,
     entries = scan_template(body, first)
     if not path:
         return Match(opening, 1, False)
-    entry, complete, scope = find_key_path(entries, path, document)
+    entry, complete, scope, done, node = _follow(entries, path, document)
     if entry is None:
         return Match(opening, 1, True)
     if complete:
         return Match(entry.line, entry.column + 1, False)
     writers = [e for e in scope if e.kind == "action" and e.generates]
+    if len(writers) == 1 and defines is not None and len(scope) == 1 and done < len(path):
+        inside = _into_include(lines[writers[0].line - 1], path[done:], node, defines)
+        if inside is not None:
+            return inside
     if len(writers) == 1:  # the one action that writes this part of the resource
         return Match(writers[0].line, writers[0].column + 1, True)
     return Match(entry.line, entry.column + 1, True)
+
+
+def _into_include(action: str, rest: tuple[Any, ...], node: Any, defines: DefineLookup) -> Match | None:
+    """The rest of the path inside the define that an `include` writing the whole node names
+    (only then: items the define writes are counted from its own first one)."""
+    names = _INCLUDE_RE.findall(action)
+    if len(names) != 1:
+        return None
+    found = defines(names[0])
+    if found is None:
+        return None
+    path, body, first = found
+    entry, complete, scope, done, _ = _follow(scan_template(body, first), rest, node)
+    if entry is None:
+        return None
+    if complete:
+        return Match(entry.line, entry.column + 1, False, path)
+    return Match(entry.line, entry.column + 1, True, path)
 
 
 def _has_kind(lines: list[str], kind: str | None) -> bool:
