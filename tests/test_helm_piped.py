@@ -91,24 +91,8 @@ spec:
 """
 # What `helm template` prints for it with the values below (written here by hand: the values
 # files of the second case are ones the engine would refuse).
-ENV_RENDERED = """\
----
-# Source: envs/templates/pod.yaml
-apiVersion: v1
-kind: Pod
-metadata:
-  name: gpu
-spec:
-  containers:
-    - name: main
-      image: cuda:12
-      env:
-        - name: NCCL_DEBUG
-          value: INFO
-      resources:
-        limits:
-          nvidia.com/gpu: 1
-"""
+ENV_RENDERED = "---\n# Source: envs/templates/pod.yaml\n" + ENV_TEMPLATE.replace(
+    "        {{- toYaml .Values.env | nindent 8 }}\n", "        - name: NCCL_DEBUG\n          value: INFO\n")
 
 
 @pytest.mark.parametrize(("values", "expected"), [

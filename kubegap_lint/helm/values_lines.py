@@ -169,6 +169,8 @@ class ValuesIndex:
         # (file, data) of the -f files, the last one first: they are outside the chart.
         self.user_files = [(path, _load(path)) for path in reversed(options.values)]
         self._chart_values: dict[str, Any] = {}
+        self._sources: dict[str, list[tuple[str | None, Any]] | None] = {}  # by template folder
+        self._merged: dict[str, Any] = {}  # the composed values, by template folder
 
     def _chart_defaults(self, folder: str) -> Any:
         if folder not in self._chart_values:
@@ -216,8 +218,26 @@ class ValuesIndex:
             return None
         return next((e.path for e in entries if e.is_dir() and chart_name(e.path) == name), None)
 
+    def _composed(self, template: str, sources: list[tuple[str | None, Any]]) -> Any:
+        """The values the template's chart sees: its sources merged, lowest first (once per folder)."""
+        folder = os.path.dirname(os.path.abspath(template))
+        if folder not in self._merged:
+            composed: Any = None
+            for _, data in reversed(sources):
+                if data is not None:
+                    composed = _merge(composed, data)
+            self._merged[folder] = composed
+        return self._merged[folder]
+
     def sources(self, template: str) -> list[tuple[str | None, Any]] | None:
-        """(file or None for --set, data at the template chart's values root), highest first."""
+        """(file or None for --set, data at the template chart's values root), highest first,
+        once per template folder."""
+        folder = os.path.dirname(os.path.abspath(template))
+        if folder not in self._sources:
+            self._sources[folder] = self._find_sources(template)
+        return self._sources[folder]
+
+    def _find_sources(self, template: str) -> list[tuple[str | None, Any]] | None:
         scopes = self._scope(template)
         if scopes is None:
             return None
@@ -249,11 +269,7 @@ class ValuesIndex:
         sources = self.sources(template)
         if sources is None:
             return None
-        composed: Any = None
-        for _, data in reversed(sources):
-            if data is not None:
-                composed = _merge(composed, data)
-        found, walked = _get(composed, list(keys[:at]))
+        found, walked = _get(self._composed(template, sources), list(keys[:at]))
         if not found:
             return None
         members: list[Segment] = list(walked) if isinstance(walked, dict) else (
@@ -269,11 +285,7 @@ class ValuesIndex:
         sources = self.sources(template)
         if sources is None:
             return None
-        composed: Any = None
-        for _, data in reversed(sources):
-            if data is not None:
-                composed = _merge(composed, data)
-        found, value = _get(composed, list(keys))
+        found, value = _get(self._composed(template, sources), list(keys))
         if not found or value in (None, {}, []):
             return None
         inner = _inner(document, node, value)
