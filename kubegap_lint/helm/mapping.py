@@ -11,33 +11,19 @@ from __future__ import annotations
 
 import bisect
 import os
-import re
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
 from kubegap_lint.core.model import Finding, Location
+from kubegap_lint.helm.charts import chart_name
 from kubegap_lint.input.read import Resource
 
-_NAME_RE = re.compile(r"^name:\s*['\"]?(?P<name>[^'\"#\s]+)['\"]?\s*(?:#.*)?$")
 _SKIP_DIRS = frozenset(("templates", "node_modules", "__pycache__"))
 MAX_WALK_DIRS = 20_000  # a chart search never turns into a crawl of a huge tree
 MAX_WALK_DEPTH = 8  # charts sit near a repository's top (deploy/helm/charts/x is 4 deep)
 MAX_DEFINE_FILES = 5_000  # the template files read to find a define (a chart holds tens)
-
-
-def chart_name(chart_dir: str) -> str | None:
-    """The top-level `name:` of a folder's Chart.yaml, read by line (it is plain YAML)."""
-    try:
-        with open(os.path.join(chart_dir, "Chart.yaml"), encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                match = _NAME_RE.match(line.rstrip("\r\n"))
-                if match:
-                    return match.group("name")
-    except OSError:
-        return None
-    return None
 
 
 def is_hook(data: Any) -> bool:

@@ -181,7 +181,7 @@ class ValuesIndex:
     def _scope(self, template: str) -> list[tuple[str, list[str]]] | None:
         """The charts from the top one down to the template's, each with the key path of the
         template's values inside that chart's values (a subchart's values sit under its name)."""
-        from kubegap_lint.helm.mapping import chart_name
+        from kubegap_lint.helm.charts import chart_name
 
         folder = os.path.dirname(os.path.abspath(template))
         while os.path.basename(folder) != "templates":
@@ -209,7 +209,7 @@ class ValuesIndex:
 
     @staticmethod
     def _subchart(parent: str, name: str) -> str | None:
-        from kubegap_lint.helm.mapping import chart_name
+        from kubegap_lint.helm.charts import chart_name
 
         folder = os.path.join(parent, "charts")
         try:
