@@ -142,6 +142,7 @@ class PolicyInterpreter:
 
         options = jmespath.Options(custom_functions=PolicyFunctions(params))
         self._visit = visitor.TreeInterpreter(options).visit
+        self.visit = self._visit  # for evaluating one node of a parsed tree (engine/locate.py)
 
     def search(self, expression: Any, value: Any) -> Any:
         """What `expression.search(value, options)` gives, for a compiled expression."""

@@ -90,7 +90,11 @@ class Finding:
     evidence: tuple[str, ...] = ()
     approximate: bool = False  # the line is the nearest existing parent of a missing field
     rendered_location: Location | None = None  # set when the primary location is a template
-    key_path: tuple[Any, ...] = ()  # YAML keys to the located node; set only for Helm output
+    # The located node's key path in its document (keys and list indexes), and the `name` of
+    # each list item along it (None elsewhere; set for Helm output, whose mapping matches names).
+    key_path: tuple[str | int, ...] = ()
+    item_names: tuple[str | None, ...] = ()
+    missing: str | None = None  # the field that is absent when the location is its parent
     suppression: Suppression | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 

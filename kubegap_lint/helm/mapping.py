@@ -165,7 +165,11 @@ class TemplateMapper:
             return finding
         rank, count = self._rank(finding.location.path, finding.template, finding.resource.kind,
                                  finding.document_index or 0)
-        match = locate(text, finding.resource.kind, rank, count, finding.key_path)
+        # The template matches list items by name where it can: items a loop writes have no index.
+        names = finding.item_names or (None,) * len(finding.key_path)
+        steps = tuple((segment, name) if isinstance(segment, int) else segment
+                      for segment, name in zip(finding.key_path, names, strict=False))
+        match = locate(text, finding.resource.kind, rank, count, steps)
         return replace(
             finding,
             location=Location(_display(path), match.line, match.column),

@@ -14,7 +14,7 @@ from typing import Any
 
 from kubegap_lint.core.model import Position, ResourceRef
 from kubegap_lint.input.limits import MAX_DOCUMENT_CHARS
-from kubegap_lint.input.parse import PositionIndex, parse_chunk
+from kubegap_lint.input.parse import KeyPath, PositionIndex, parse_chunk
 from kubegap_lint.input.scan import Chunk, split_documents
 from kubegap_lint.input.text import split_lines
 
@@ -32,6 +32,11 @@ class Resource:
     comments: list[tuple[int, int, str]] = field(default_factory=list)
     item_index: int | None = None  # position inside a List
     chars: int = 0  # length of the document's text: what keeping it parsed costs (stream.py)
+
+    @property
+    def base(self) -> KeyPath:
+        """The resource's key path inside its document: () or ("items", n) for a List item."""
+        return () if self.item_index is None else ("items", self.item_index)
 
     @property
     def kind(self) -> str:
@@ -179,7 +184,7 @@ def read_chunk(path: str, chunk: Chunk, stats: ReadStats, bad: list[int]) -> Ite
     for item_index, item in enumerate(items):
         if is_kubernetes_object(item):
             stats.resources += 1
-            start = parsed.positions.node(item) or parsed.start
+            start = parsed.positions.start(("items", item_index)) or parsed.start
             yield Resource(path, chunk.index, item, parsed.positions, start,
                            chunk.helm_source, chunk.comments, item_index, len(chunk.text))
 

@@ -2,9 +2,10 @@
 
 One shape for every kind (docs/workload-view.md describes it), so one policy covers a
 Deployment, a PyTorchJob and a JobSet alike. Views are plain dicts and lists; the raw pod
-specs and containers inside them are the parsed objects themselves, so a policy's result is
-located through the document's PositionIndex. View objects that stand for a raw object are
-registered as its alias there.
+specs and containers inside them are the parsed objects themselves. Each view, and each record
+derived from the manifest, carries `key_paths`: the key path in the document of the node it
+stands for (".") and of each field taken from the manifest, so a policy's `at:` locates the
+node it names (engine/locate.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
+from kubegap_lint.input.parse import KeyPath
 from kubegap_lint.input.read import Resource
 from kubegap_lint.workloads import shellwords
 from kubegap_lint.workloads.index import InputIndex
@@ -118,7 +120,8 @@ def covering_mount(mounts: list[dict[str, Any]], path: str) -> dict[str, Any] | 
     return best
 
 
-def _location(path: str, source: str, node: Any, mounts: list[dict[str, Any]]) -> dict[str, Any]:
+def _location(path: str, source: str, node: Any, mounts: list[dict[str, Any]],
+              where: KeyPath | None = None) -> dict[str, Any]:
     mount = covering_mount(mounts, path)
     return {
         "path": path,
@@ -127,28 +130,45 @@ def _location(path: str, source: str, node: Any, mounts: list[dict[str, Any]]) -
         "mount_path": mount["path"] if mount else None,
         "volume_type": mount["volume_type"] if mount else None,
         "node": node,
+        "key_paths": {".": where},
     }
 
 
-def container_locations(raw: dict[str, Any], mounts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _naming_item(value: Any, where: KeyPath, path: str) -> KeyPath:
+    """The key path of the command or args item that names `path` (the list when none alone does)."""
+    if isinstance(value, list):
+        for number, item in enumerate(value):
+            if item is not None and path in str(item):
+                return (*where, number)
+    return where
+
+
+def container_locations(raw: dict[str, Any], mounts: list[dict[str, Any]],
+                        where: KeyPath = ()) -> list[dict[str, Any]]:
     """Every location a container names: its mount paths, and the absolute paths in its command,
     args (scripts included) and literal env values, each with the mount that covers it (none:
-    the container's writable layer). Policies match these against checkpoint patterns."""
-    found = [_location(m["path"], "volumeMounts", m["mount"], mounts) for m in mounts if m["path"]]
+    the container's writable layer). Policies match these against checkpoint patterns. `where`
+    is the container's key path: each location carries the path of the item that names it."""
+    found = [_location(m["path"], "volumeMounts", m["mount"], mounts,
+                       (*m["key_paths"]["."], "mountPath") if "key_paths" in m else None)
+             for m in mounts if m["path"]]
     for key in ("command", "args"):
         for path in path_values(" ".join(_strings(raw.get(key)))):
-            found.append(_location(path, key, raw.get(key), mounts))
-    for entry in as_list(raw.get("env")):
+            found.append(_location(path, key, raw.get(key), mounts, _naming_item(raw.get(key), (*where, key), path)))
+    for number, entry in enumerate(as_list(raw.get("env"))):
         if isinstance(entry, dict) and isinstance(entry.get("value"), str) and "valueFrom" not in entry:
             for path in path_values(entry["value"]):
-                found.append(_location(path, f"env {entry.get('name')}", entry, mounts))
+                found.append(_location(path, f"env {entry.get('name')}", entry, mounts,
+                                       (*where, "env", number, "value")))
     return found
 
 
 def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[str, Any],
-                container_path: str, role: str) -> list[dict[str, Any]]:
+                container_path: str, role: str, where: KeyPath = (),
+                entry_paths: dict[str, KeyPath] | None = None) -> list[dict[str, Any]]:
     """One record per variable a container sets (env, envFrom, or its command line), so a
     policy can check names one by one and point at the env entry when there is one."""
+    paths = entry_paths or {}
     return [{
         "name": name,
         "value": value,
@@ -158,6 +178,7 @@ def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[s
         "container": raw.get("name"),
         "container_node": raw,
         "path": f"{container_path}.env.{name}",
+        "key_paths": {".": paths.get(name, where), "entry": paths.get(name), "container_node": where},
     } for name, value in env.items()]
 
 
@@ -211,14 +232,17 @@ class ViewBuilder:
         return found
 
     # -- pods -----------------------------------------------------------------------------
-    def _templates(self, resource: Resource, rule: TemplateRule) -> Iterator[tuple[str, str, Any, dict[str, Any], Any]]:
-        """(role, path, entry, pod template-like object, the entry the replicas are read from)."""
+    def _templates(self, resource: Resource, rule: TemplateRule) -> Iterator[tuple[str, str, Any, dict[str, Any], Any, KeyPath]]:
+        """(role, path, entry, pod template-like object, the entry the replicas are read from,
+        the object's key path in the document)."""
         data = resource.data
+        base = resource.base
         if rule.each_key is not None:
             mapping = get_path(data, rule.each_key)
             for key, entry in as_dict(mapping).items():
                 if isinstance(entry, dict):
-                    yield str(key), ".".join(rule.each_key + (str(key),)), entry, entry, entry
+                    yield (str(key), ".".join(rule.each_key + (str(key),)), entry, entry, entry,
+                           (*base, *rule.each_key, key))
         elif rule.each_item is not None:
             items = get_path(data, rule.each_item)
             assert rule.role_key is not None
@@ -226,16 +250,17 @@ class ViewBuilder:
                 if isinstance(entry, dict):
                     role = get_path(entry, rule.role_key)
                     role_text = str(role) if role is not None else str(position)
-                    yield role_text, f"{'.'.join(rule.each_item)}[{position}]", entry, entry, entry
+                    yield (role_text, f"{'.'.join(rule.each_item)}[{position}]", entry, entry, entry,
+                           (*base, *rule.each_item, position))
         else:
-            yield str(rule.role), "", data, data, data
+            yield str(rule.role), "", data, data, data, base
 
     def pod_views(self, resource: Resource, kind_rule: KindRule,
                   summary: dict[str, Any]) -> list[tuple[dict[str, Any], TemplateRule]]:
         pods: list[tuple[dict[str, Any], TemplateRule]] = []
         for rule in kind_rule.templates:
-            for role, base, _entry, holder, replica_source in self._templates(resource, rule):
-                pod = self._pod(resource, rule, role, base, holder, replica_source, summary)
+            for role, base, _entry, holder, replica_source, where in self._templates(resource, rule):
+                pod = self._pod(resource, rule, role, base, holder, replica_source, summary, where)
                 if pod is not None:
                     pods.append((pod, rule))
         return pods
@@ -243,10 +268,12 @@ class ViewBuilder:
     def _pod(
         self, resource: Resource, rule: TemplateRule, role: str, base: str,
         holder: dict[str, Any], replica_source: dict[str, Any], summary: dict[str, Any],
+        where: KeyPath = (),
     ) -> dict[str, Any] | None:
-        positions = resource.positions
         partial = False
         metadata: dict[str, Any] = {}
+        metadata_at: KeyPath | None = None
+        container_at: KeyPath | None = None  # a lone container standing for the pod
         if rule.template is not None:
             template = get_path(holder, rule.template)
             if not isinstance(template, dict):
@@ -255,14 +282,17 @@ class ViewBuilder:
             if not isinstance(spec, dict):
                 return None
             metadata = as_dict(template.get("metadata"))
-            anchor: Any = template
+            anchor: KeyPath = (*where, *rule.template)
+            spec_at: Any = (*anchor, "spec")
+            metadata_at = (*anchor, "metadata")
             rel = ".".join(rule.template)
         elif rule.spec is not None:
             spec = get_path(holder, rule.spec)
             if not isinstance(spec, dict):
                 return None
             metadata = as_dict(holder.get("metadata")) if rule.spec == ("spec",) else {}
-            anchor = spec
+            anchor = spec_at = (*where, *rule.spec)
+            metadata_at = (*where, "metadata") if rule.spec == ("spec",) else None
             rel = ".".join(rule.spec)
         else:
             assert rule.container is not None
@@ -274,18 +304,24 @@ class ViewBuilder:
             if "resources" not in synthetic and isinstance(container.get("resourcesPerNode"), dict):
                 synthetic["resources"] = container["resourcesPerNode"]
             spec = {"containers": [synthetic]}
-            positions.alias(synthetic, container)
-            positions.alias(spec, container)
-            anchor = container
+            anchor = container_at = (*where, *rule.container)
+            spec_at = {".": anchor}
             rel = ".".join(rule.container)
             partial = True
         path = ".".join(p for p in (base, rel) if p)
 
         replicas = self._replicas(resource.data if rule.each_key is None and rule.each_item is None else replica_source,
                                   resource.data, rule)
-        containers = [self._container(resource, spec, c, i, role, path)
+        spec_where: KeyPath | None = spec_at if isinstance(spec_at, tuple) else None
+
+        def container_where(key: str, number: int) -> KeyPath:
+            return container_at or (*(spec_where or anchor), key, number)
+
+        containers = [self._container(resource, spec, c, i, role, path, where=container_where("containers", i),
+                                      spec_where=spec_where)
                       for i, c in enumerate(as_list(spec.get("containers"))) if isinstance(c, dict)]
-        init_containers = [self._container(resource, spec, c, i, role, path, init=True)
+        init_containers = [self._container(resource, spec, c, i, role, path, init=True,
+                                           where=container_where("initContainers", i), spec_where=spec_where)
                            for i, c in enumerate(as_list(spec.get("initContainers"))) if isinstance(c, dict)]
         accelerators: dict[str, int | None] = {}
         gpus: int | None = 0
@@ -330,7 +366,14 @@ class ViewBuilder:
             "budgets": self._budgets(resource.namespace, labels),
             "workload": summary,
         }
-        positions.alias(pod, anchor)
+        paths: dict[str, Any] = {".": anchor, "spec": spec_at}
+        if metadata_at is not None:
+            paths.update(metadata=metadata_at, labels=(*metadata_at, "labels"),
+                         annotations=(*metadata_at, "annotations"))
+        if spec_where is not None:
+            paths["volumes"] = {str(v.get("name")): (*spec_where, "volumes", n)
+                                for n, v in enumerate(as_list(spec.get("volumes"))) if isinstance(v, dict)}
+        pod["key_paths"] = paths
         return pod
 
     def _gpus_text(self, accelerators: dict[str, int | None], gpus: int | None) -> str:
@@ -357,14 +400,17 @@ class ViewBuilder:
         return total
 
     def _container(self, resource: Resource, spec: dict[str, Any], raw: dict[str, Any], position: int,
-                   role: str, pod_path: str, init: bool = False) -> dict[str, Any]:
+                   role: str, pod_path: str, init: bool = False, where: KeyPath = (),
+                   spec_where: KeyPath | None = None) -> dict[str, Any]:
         env: dict[str, str | None] = {}
         entries: dict[str, Any] = {}
-        for entry in as_list(raw.get("env")):
+        entry_paths: dict[str, KeyPath] = {}
+        for number, entry in enumerate(as_list(raw.get("env"))):
             if isinstance(entry, dict) and isinstance(entry.get("name"), str):
                 name = entry["name"]
                 env[name] = _env_text(entry.get("value")) if "valueFrom" not in entry else None
                 entries[name] = entry
+                entry_paths[name] = (*where, "env", number)
         for source in as_list(raw.get("envFrom")):
             config_ref = as_dict(as_dict(source).get("configMapRef"))
             if isinstance(config_ref.get("name"), str):
@@ -382,7 +428,8 @@ class ViewBuilder:
             gpus = None if gpus is None or count is None else gpus + count
         mounts = []
         volumes = {str(v.get("name")): v for v in as_list(spec.get("volumes")) if isinstance(v, dict)}
-        for mount in as_list(raw.get("volumeMounts")):
+        volume_paths = {str(v.get("name")): n for n, v in enumerate(as_list(spec.get("volumes"))) if isinstance(v, dict)}
+        for number, mount in enumerate(as_list(raw.get("volumeMounts"))):
             if not isinstance(mount, dict):
                 continue
             volume = volumes.get(str(mount.get("name")))
@@ -398,15 +445,14 @@ class ViewBuilder:
                 "volume": volume,
                 "medium": as_dict(volume.get("emptyDir")).get("medium") if volume else None,
                 "mount": mount,
+                "key_paths": {".": (*where, "volumeMounts", number), "mount": (*where, "volumeMounts", number),
+                              "volume": (*spec_where, "volumes", volume_paths[str(mount.get("name"))])
+                              if volume is not None and spec_where is not None else None},
             })
         launchers = sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(text)})
         container_path = f"{pod_path}.spec.{'initContainers' if init else 'containers'}[{position}]"
-        locations = container_locations(raw, mounts)
-        for location in locations:
-            resource.positions.alias(location, location["node"])
-        env_list = env_records(raw, env, entries, container_path, role)
-        for record in env_list:
-            resource.positions.alias(record, record["entry"] if record["entry"] is not None else raw)
+        locations = container_locations(raw, mounts, where)
+        env_list = env_records(raw, env, entries, container_path, role, where, entry_paths)
         view = {
             "name": raw.get("name"),
             "index": position,
@@ -425,8 +471,8 @@ class ViewBuilder:
             "locations": locations,
             "env_list": env_list,
             "raw": raw,
+            "key_paths": {".": where, "raw": where, "env_entries": entry_paths},
         }
-        resource.positions.alias(view, raw)
         return view
 
     def _budgets(self, namespace: str | None, labels: dict[str, Any]) -> list[dict[str, Any]]:
@@ -508,6 +554,8 @@ class ViewBuilder:
             "claim_templates": claim_templates,
             "resource": data,
         })
+        view["key_paths"] = {".": resource.base, "resource": resource.base,
+                             "labels": (*resource.base, "metadata", "labels"),
+                             "annotations": (*resource.base, "metadata", "annotations")}
         add_resilience_facts(view, self.gpu_patterns)
-        resource.positions.alias(view, data)
         return view
