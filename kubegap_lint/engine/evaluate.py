@@ -54,7 +54,10 @@ def _element_places(policy: Policy, view: dict[str, Any], tracker: Any) -> list[
     """The path maps of the for_each elements, in the order `_elements` gives them."""
     if not policy.for_each:
         return [own(view)]
-    value, where = tracker.track(policy.for_each.parsed, view, own(view))
+    try:
+        value, where = tracker.track(policy.for_each.parsed, view, own(view))
+    except Exception:  # as the plain evaluation did not fail, not expected: the elements' own paths
+        return []
     if isinstance(value, list):
         return list(where) if isinstance(where, list) else [own(v) for v in value]
     return [where] if truthy(value) else []

@@ -14,8 +14,8 @@ DRA claims) need the whole input. Two phases therefore, over workers that keep w
    views of its documents against that index, evaluates the policies, and sends back its
    findings, errors and estimates, which the parent puts together in input order.
 
-Parsed documents never cross a process boundary (their positions are keyed by object
-identity); only indexes and findings do. Inline and annotation suppressions are local to a
+Parsed documents never cross a process boundary (pickling them and their positions would cost
+more than parsing); only indexes and findings do. Inline and annotation suppressions are local to a
 document and are applied in the workers. Where `fork` is not available, the input is small, or
 the run has configuration exemptions or a baseline (judged over all findings at once), the
 serial path runs instead. tests/test_parallel.py checks that both give the same output.

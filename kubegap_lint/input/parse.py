@@ -261,6 +261,17 @@ def _key_text(node: Any) -> str:
 _MERGE_TAGS = ("tag:yaml.org,2002:merge", "None")
 
 
+def _end_mark(node: Any) -> Any:
+    """Where a node's text ends. A block collection's own end mark is where the next token
+    starts (the next key, lines later): its last value's end is where its text ends."""
+    for _ in range(256):  # a recursive alias (`a: &a\n- *a`) has no last value
+        if type(node) is tuple or node.flow_style or not node.value:
+            break
+        last = node.value[-1]
+        node = last[1] if type(node) is _MappingNode else last
+    return node[3] if type(node) is tuple else node.end_mark
+
+
 class _Walker:
     """Turns a node graph into plain data without recursion, so depth is never a limit, and
     records the position of every key and value by its key path."""
@@ -291,7 +302,7 @@ class _Walker:
     def walk(self, root: Any) -> Any:
         stack: list[tuple[Any, Any, KeyPath]] = []
         start = root[2] if type(root) is tuple else root.start_mark
-        self.index.table[()] = _pack(start, start, root[3] if type(root) is tuple else root.end_mark)
+        self.index.table[()] = _pack(start, start, _end_mark(root))
         result = self.value(root, stack, ())
         while stack:
             node, obj, path = stack.pop()
@@ -328,7 +339,7 @@ class _Walker:
             else:
                 child = path + (number,)
                 start = item.start_mark
-                table[child] = _pack(start, start, item.end_mark)
+                table[child] = _pack(start, start, _end_mark(item))
                 append(value(item, stack, child))
 
     def fill_mapping(self, node: Any, obj: dict[str, Any], stack: list[tuple[Any, Any, KeyPath]],
@@ -368,7 +379,7 @@ class _Walker:
                 else:
                     obj[key] = _scalar(value_node)
                 continue
-            table[child] = _pack(key_mark, value_node.start_mark, value_node.end_mark)
+            table[child] = _pack(key_mark, value_node.start_mark, _end_mark(value_node))
             obj[key] = value(value_node, stack, child)
 
 
