@@ -64,13 +64,13 @@ def test_a_kubectl_list_locates_alike_from_a_file_and_from_stdin(tmp_path: Path)
     assert from_file.returncode == from_stdin.returncode == 1, from_file.stderr
     places = _places(from_file.stdout)
     assert places == _places(from_stdin.stdout)
-    # Each Job's KG501 on its GPU container (the `- image:` item), KG201 on its pod spec, where
-    # `volumes` is missing; Jobs are items 1, 3 and 5.
+    # Each Job's KG501 on its GPU container (the `- image:` item, to its last value), KG201 on its
+    # pod spec's first line, where `volumes` is missing; Jobs are items 1, 3 and 5.
     expected = []
     for item, first in ((1, 11), (3, 42), (5, 73)):
         pod_spec = ("items", item, "spec", "template", "spec")
         expected.append(("KG201", first + 12, 7, first + 12, None, pod_spec, "volumes"))
-        expected.append(("KG501", first + 15, 11, first + 22, None, (*pod_spec, "containers", 0), None))
+        expected.append(("KG501", first + 15, 11, first + 22, 34, (*pod_spec, "containers", 0), None))
     assert places == sorted(expected)
 
 

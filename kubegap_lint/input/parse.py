@@ -46,21 +46,21 @@ def dotted(path: KeyPath) -> str:
     return text
 
 
-# Each entry packs six 0-based numbers into one int, 32 bits each: the key's line and column
-# (the item's own start for list items and the root), the value's start and its end.
-_BITS = 32
-_MASK = (1 << _BITS) - 1
+# Each entry is six 0-based numbers: the key's line and column (the item's own start for list
+# items and the root), the value's start and its end. A tuple of small ints (lines are counted
+# within the document, so most are below 257 and shared) costs less to build than one packed
+# int (measured: the shifts cost more than the parse) and is about as small.
+Entry = tuple[int, int, int, int, int, int]
 
 
-def _pack(key: Any, start: Any, end: Any) -> int:
-    return ((((((key.line << _BITS | key.column) << _BITS | start.line) << _BITS | start.column)
-              << _BITS | end.line) << _BITS) | end.column)
+def _pack(key: Any, start: Any, end: Any) -> Entry:
+    return (key.line, key.column, start.line, start.column, end.line, end.column)
 
 
 class PositionIndex:
     """Where every key and every value of one document is, addressed by key path.
 
-    One dict from path tuples to packed ints (see `_pack`): a scalar is located as well as a
+    One dict from path tuples to six numbers (see `_pack`): a scalar is located as well as a
     container, and nothing depends on the identity of the parsed objects, so a view or a copy
     of the data locates like the original. Paths whose node came from a merge key or through
     an alias are absent: their nearest recorded parent stands for them.
@@ -69,18 +69,11 @@ class PositionIndex:
     __slots__ = ("table", "offset")
 
     def __init__(self, line_offset: int = 0) -> None:
-        self.table: dict[KeyPath, int] = {}
+        self.table: dict[KeyPath, Entry] = {}
         self.offset = line_offset  # lines before the document's chunk in its file
 
-    def _unpack(self, path: KeyPath) -> tuple[int, ...] | None:
-        packed = self.table.get(path)
-        if packed is None:
-            return None
-        fields = []
-        for _ in range(6):
-            fields.append(packed & _MASK)
-            packed >>= _BITS
-        return tuple(reversed(fields))
+    def _unpack(self, path: KeyPath) -> Entry | None:
+        return self.table.get(path)
 
     def __contains__(self, path: KeyPath) -> bool:
         return path in self.table
@@ -329,8 +322,9 @@ class _Walker:
         for number, item in enumerate(node.value):
             # Plain untagged scalars are most items: resolve them here, without a call.
             if type(item) is tuple:
-                start = item[2]
-                table[path + (number,)] = _pack(start, start, item[3])
+                start, end = item[2], item[3]
+                line, column = start.line, start.column
+                table[path + (number,)] = (line, column, line, column, end.line, end.column)
                 if item[0] is None and not item[4]:
                     text = item[1]
                     append(_plain(text) if text in _SPECIAL or text[:1] in _NUMBER_START else text)
@@ -372,7 +366,8 @@ class _Walker:
             seen[key] = key_mark
             child = path + (key,)
             if type(value_node) is tuple:
-                table[child] = _pack(key_mark, value_node[2], value_node[3])
+                start, end = value_node[2], value_node[3]
+                table[child] = (key_mark.line, key_mark.column, start.line, start.column, end.line, end.column)
                 if value_node[0] is None and not value_node[4]:
                     text = value_node[1]
                     obj[key] = _plain(text) if text in _SPECIAL or text[:1] in _NUMBER_START else text
