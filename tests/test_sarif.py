@@ -357,10 +357,68 @@ def test_file_outside_the_sarif_root_is_one_line_and_exit_2(tmp_path: Path) -> N
     lines = proc.stderr.decode().splitlines()
     assert len(lines) == 1 and "outside the SARIF root" in lines[0] and str(outside) in lines[0]
     assert proc.stdout == b""
-    proc = run_cli("--format", "sarif", "-", stdin=GPU_JOB.read_bytes())
-    assert proc.returncode == 2
-    lines = proc.stderr.decode().splitlines()
-    assert len(lines) == 1 and "stdin" in lines[0]
+
+
+def test_stdin_is_never_refused_its_findings_have_no_location() -> None:
+    log, proc = sarif_of("-", "--select", "KG201", stdin=GPU_JOB.read_bytes())
+    assert proc.returncode == 1, proc.stderr
+    results = log["runs"][0]["results"]
+    assert [r["ruleId"] for r in results] == ["KG201"]
+    assert "locations" not in results[0]
+    assert results[0]["properties"]["unplacedLocation"]["path"] == "<stdin>"
+    assert proc.stderr.decode() == (
+        "kubegap-lint: 1 result(s) have no file in the repository (piped input): written without a"
+        " location; name the input with --stdin-filename NAME, or lint a file\n")
+    if SCHEMA.is_file():
+        assert schema_problems(log) == []
+
+
+def test_stdin_filename_names_piped_input() -> None:
+    name = str(GPU_JOB.relative_to(REPO))
+    log, proc = sarif_of("--stdin-filename", name, "-", "--select", "KG201", stdin=GPU_JOB.read_bytes())
+    assert proc.returncode == 1 and proc.stderr == b""
+    [result] = log["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == name
+    proc = run_cli("--stdin-filename", "piped/job.yaml", "-", "--select", "KG201", stdin=GPU_JOB.read_bytes())
+    assert proc.stdout.decode().startswith("piped/job.yaml:")
+
+
+def test_every_helm_run_writes_sarif(tmp_path: Path) -> None:
+    """In-process (the Helm engine): the rendered place is related when kept in the repository;
+    a duplicate key (an input fault, no template line) points at its template, approximate."""
+    pytest.importorskip("helm_python", reason="the Helm engine is not installed (pip install -e '.[helm]')")
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: dup\nversion: 0.1.0\n")
+    (chart / "templates" / "job.yaml").write_text(
+        GPU_JOB.read_text().replace("metadata:\n", "metadata:\n  labels: {a: b}\n  labels: {c: d}\n", 1))
+    kept = tmp_path / "rendered"
+    proc = run_cli("helm", "chart", "--format", "sarif", "--keep-rendered", "rendered", "--sarif-root", ".",
+                   "--select", "KG002,KG201", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    log = json.loads(proc.stdout)
+    found = {r["ruleId"]: r for r in log["runs"][0]["results"]}
+    assert set(found) == {"KG002", "KG201"}
+
+    def uri(result: dict[str, Any]) -> str:
+        return result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+
+    assert uri(found["KG201"]) == "chart/templates/job.yaml"
+    assert found["KG201"]["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "rendered/chart.yaml"
+    assert uri(found["KG002"]) == "rendered/chart.yaml"  # about the rendered text: it stays there
+    assert (kept / "chart.yaml").is_file()
+    if SCHEMA.is_file():
+        assert schema_problems(log) == [] and github_problems(log) == []
+    # Not kept: the input fault points at the template its `# Source:` names, approximate.
+    proc = run_cli("helm", "chart", "--format", "sarif", "--sarif-root", ".", "--select", "KG002,KG201", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    log = json.loads(proc.stdout)
+    found = {r["ruleId"]: r for r in log["runs"][0]["results"]}
+    assert uri(found["KG002"]) == uri(found["KG201"]) == "chart/templates/job.yaml"
+    assert found["KG002"]["properties"]["lineApproximate"] is True
+    assert found["KG002"]["properties"]["renderedLocation"]["path"] == "<helm template chart>"
+    if SCHEMA.is_file():
+        assert schema_problems(log) == [] and github_problems(log) == []
 
 
 def test_default_root_is_the_git_top_level(tmp_path: Path) -> None:

@@ -1,4 +1,7 @@
-"""`kubegap-lint helm`: render charts with helm, lint the output, report on the template files.
+"""`kubegap-lint helm`: render charts with Helm, lint the output, report on the template files.
+
+Charts render in-process with the Helm engine (the `kubegap-lint[helm]` extra); `--helm PATH`
+runs a helm binary instead.
 
 Also the entry of the `kubegap-lint-helm` pre-commit hook (`--from-files`: the arguments are
 changed files; each chart they belong to is rendered once).
@@ -8,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -20,23 +24,40 @@ from kubegap_lint.cli.options import config_options, report_options
 @click.option("-f", "--values", "values", multiple=True, metavar="FILE",
               help="A values file for helm (repeatable).")
 @click.option("--set", "sets", multiple=True, metavar="K=V", help="A value for helm (repeatable).")
-@click.option("--release", metavar="NAME", help="Release name passed to helm template.")
-@click.option("--namespace", "-n", metavar="NS", help="Namespace passed to helm template.")
-@click.option("--helm", "helm_path", metavar="PATH", help="The helm binary [default: helm on PATH].")
+@click.option("--set-string", "set_strings", multiple=True, metavar="K=V",
+              help="A value kept a string (repeatable).")
+@click.option("--set-file", "set_files", multiple=True, metavar="K=PATH",
+              help="A value read from a file (repeatable).")
+@click.option("--release", metavar="NAME", help="Release name [default: release-name, as helm template].")
+@click.option("--namespace", "-n", metavar="NS", help="Release namespace [default: default].")
+@click.option("--kube-version", metavar="VERSION", help="Kubernetes version for .Capabilities (e.g. v1.30.0).")
+@click.option("--api-versions", "api_versions", multiple=True, metavar="GROUP/VERSION",
+              help="An API version for .Capabilities (repeatable).")
+@click.option("--include-crds", is_flag=True, help="Lint the chart's crds/ too (as helm template --include-crds).")
+@click.option("--helm", "helm_path", metavar="PATH", default=None,
+              help="Render with this helm binary instead of in-process (`--helm helm`: the one on PATH).")
+@click.option("--keep-rendered", "keep_rendered", metavar="DIR", type=click.Path(file_okay=False),
+              help="Write each chart's rendered stream to DIR/CHART.yaml; findings point there when no"
+                   " template line holds them (SARIF related locations too).")
 @click.option("--from-files", is_flag=True,
               help="CHARTS are files (as pre-commit passes them): lint each chart they belong to once.")
 @click.option("--allow-missing-helm", is_flag=True,
-              help="Pass (exit 0, with a note) instead of failing when no helm binary exists.")
+              help="Pass (exit 0, with a note) instead of failing when Helm is not available.")
 @report_options
 @config_options
 def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[str, ...],
-                 release: str | None, namespace: str | None, helm_path: str | None, from_files: bool,
+                 set_strings: tuple[str, ...], set_files: tuple[str, ...],
+                 release: str | None, namespace: str | None, kube_version: str | None,
+                 api_versions: tuple[str, ...], include_crds: bool, helm_path: str | None,
+                 keep_rendered: str | None, from_files: bool,
                  allow_missing_helm: bool, fmt: str, output: str | None, fail_on: str | None,
                  select: tuple[str, ...], ignore: tuple[str, ...], no_colour: bool,
                  config_file: str | None = None, no_config: bool = False, sarif_root: str | None = None,
                  sarif_category: str | None = None) -> None:
-    """Render CHART with `helm template` and lint the output; findings point at the templates."""
+    """Render CHART as `helm template` does and lint the output; findings point at the templates."""
     from kubegap_lint.helm.render import HelmError, HelmMissing, RenderOptions, charts_of, find_helm, render
+    from kubegap_lint.helm.sdk import engine
+    from kubegap_lint.helm.sdk import render as render_in_process
 
     if from_files:
         chosen = charts_of(list(charts))
@@ -47,7 +68,9 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
             fail("no chart: name a chart folder, archive or reference (see --help)")
         chosen = list(dict.fromkeys(charts))
     try:
-        helm = find_helm(helm_path)
+        helm = find_helm(helm_path) if helm_path else None
+        if helm is None:
+            engine()
     except HelmMissing as exc:
         if allow_missing_helm:
             click.echo(f"kubegap-lint: {exc}; {len(chosen)} chart(s) not linted (--allow-missing-helm)",
@@ -59,12 +82,20 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     from kubegap_lint.core.model import InputError
     from kubegap_lint.engine.run import Linter
 
-    options = RenderOptions(list(values), list(sets), release, namespace)
+    options = RenderOptions(list(values), list(sets), release, namespace, list(set_strings), list(set_files),
+                            kube_version, list(api_versions), include_crds)
+    from kubegap_lint.helm.marked import exact_lines
+
     rendered: list[tuple[str, str]] = []
+    places: dict[str, dict[int, Any]] = {}
     errors: list[InputError] = []
     for chart in chosen:
         try:
-            rendered.append((f"<helm template {chart}>", render(helm, chart, options)))
+            text = render(helm, chart, options) if helm else render_in_process(chart, options)
+            shown = _kept(keep_rendered, chart, text, rendered) if keep_rendered else f"<helm template {chart}>"
+            rendered.append((shown, text))
+            if not helm:  # the tool renders: it can learn the exact template lines
+                places[shown] = exact_lines(chart, options, text)
         except HelmMissing as exc:
             fail(str(exc))
         except HelmError as exc:
@@ -75,6 +106,27 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     settings = resolved.settings
     settings.chart_dirs = [chart for chart in chosen if os.path.isdir(chart)]
     linter = Linter(settings, catalog=catalog)
+    linter.template_places = places
     result = linter.lint_texts(rendered)
     result.errors[:0] = errors
     report_and_exit(result, linter, fmt, output, no_colour, False, sarif_root, sarif_category)
+
+
+def _kept(folder: str, chart: str, text: str, done: list[tuple[str, str]]) -> str:
+    """Write a render to DIR/<chart folder name>.yaml (numbered when two charts share a name);
+    the path, as findings show it."""
+    name = os.path.basename(os.path.normpath(chart)).removesuffix(".tgz") or "chart"
+    path = os.path.join(folder, f"{name}.yaml")
+    taken = {shown for shown, _ in done}
+    number = 2
+    while os.path.relpath(path) in taken or path in taken:
+        path = os.path.join(folder, f"{name}-{number}.yaml")
+        number += 1
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(path, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}")
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative.replace(os.sep, "/")

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 
 import click
 
 from kubegap_lint import __version__
 from kubegap_lint.cli.common import EXIT_USAGE, fail, report_and_exit, resolve_settings, write
 from kubegap_lint.cli.helm import helm_command
-from kubegap_lint.cli.options import config_options, report_options
+from kubegap_lint.cli.options import config_options, report_options, stdin_filename_option
 from kubegap_lint.core.errors import KubegapError
 
 
@@ -52,13 +53,15 @@ def cli() -> None:
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=1, show_default=True,
               help="Worker processes for inputs over 1 MB (0: one per CPU). Same output; one"
                    " process streams with bounded memory, workers hold the whole input.")
+@stdin_filename_option
 def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None,
                  config_file: str | None, no_config: bool, select: tuple[str, ...],
                  ignore: tuple[str, ...], baseline: str | None, no_baseline: bool,
                  show_suppressed: bool, no_colour: bool, chart_dirs: tuple[str, ...] = (),
                  skip_chart_templates: bool = False, sarif_root: str | None = None,
-                 sarif_category: str | None = None, jobs: int = 1) -> None:
-    """Lint manifests: files, folders (recursively) and - for stdin."""
+                 sarif_category: str | None = None, jobs: int = 1, stdin_filename: str | None = None) -> None:
+    """Lint manifests: files, folders (recursively) and - for stdin. A folder holding a
+    Chart.yaml is a chart: rendered in-process when the Helm engine is installed, else skipped."""
     if not paths:
         fail("no input: name files or folders to lint, or - for stdin (see --help)")
     from kubegap_lint.engine.run import Linter
@@ -69,13 +72,47 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
     settings.chart_dirs.extend(chart_dirs)
     linter = Linter(settings, catalog=catalog)
     from kubegap_lint.engine import parallel
-    if skip_chart_templates:
-        from kubegap_lint.helm.render import without_chart_templates
+    from kubegap_lint.helm.render import split_chart_sources
+    from kubegap_lint.input.sources import discover
 
-        result = parallel.lint_sources(linter, *without_chart_templates(list(paths), settings.exclude), jobs=jobs)
-    else:
-        result = parallel.lint_paths(linter, paths, jobs)
+    sources, errors = discover(paths, settings.exclude, stdin_filename)
+    sources, charts = split_chart_sources(sources)
+    with tempfile.TemporaryDirectory(prefix="kubegap-lint-") as scratch:
+        if charts and not skip_chart_templates:
+            sources += _rendered_charts(charts, scratch, errors, linter.template_places)
+            settings.chart_dirs.extend(charts)
+        result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
     report_and_exit(result, linter, fmt, output, no_colour, show_suppressed, sarif_root, sarif_category)
+
+
+def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict) -> list:
+    """Each chart rendered in-process with its default values (a file in `scratch`, read as a
+    source), or, without the Helm engine, none and one note on how to lint them."""
+    from kubegap_lint.core.model import InputError
+    from kubegap_lint.helm.marked import exact_lines
+    from kubegap_lint.helm.render import HelmError, RenderOptions
+    from kubegap_lint.helm.sdk import available, render
+    from kubegap_lint.input.sources import Source
+
+    if not available():
+        click.echo(f"kubegap-lint: {len(charts)} chart(s) not linted ({', '.join(charts)}): their files are"
+                   " not manifests until rendered; install `kubegap-lint[helm]` to render them here, or run"
+                   " `kubegap-lint helm CHART`", err=True)
+        return []
+    found = []
+    for number, chart in enumerate(charts):
+        try:
+            text = render(chart, RenderOptions())
+        except HelmError as exc:
+            errors.append(InputError(chart, str(exc)))
+            continue
+        path = os.path.join(scratch, f"{number}.yaml")
+        with open(path, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        shown = f"<helm template {chart}>"
+        places[shown] = exact_lines(chart, RenderOptions(), text)
+        found.append(Source(shown, path))
+    return found
 
 
 @cli.group("config")

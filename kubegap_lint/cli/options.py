@@ -43,3 +43,11 @@ def report_options(command: Any) -> Any:
         click.option("--sarif-category", default=None,
                      help="SARIF runs[0].automationDetails.id, for several uploads on one commit."),
     ])
+
+
+def stdin_filename_option(command: Any) -> Any:
+    """--stdin-filename NAME: the name piped input (`-`) is reported under. Shared by the
+    commands that read stdin (issue 16 uses the same definition for `lint`)."""
+    return click.option(
+        "--stdin-filename", "stdin_filename", metavar="NAME", default=None,
+        help="Report piped input (-) as NAME (a file in the repository: SARIF points at it).")(command)

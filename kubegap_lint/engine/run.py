@@ -153,6 +153,9 @@ class Linter:
             raise DataFileError(pattern_errors)
         self.input_policies = {p.name: p for p in self.policies if p.scope == "input"}
         self.workload_policies = [p for p in self.policies if p.scope == "workload"]
+        # Template places learned from a marked render (helm/marked.py), by rendered stream and
+        # line: set by `kubegap-lint helm` for the charts it renders itself.
+        self.template_places: dict[str, dict[int, Any]] = {}
 
     def _interpreter(self) -> Any:
         from kubegap_lint.catalog.functions import PolicyInterpreter
@@ -256,7 +259,7 @@ class _Run:
         self.indexed = index is not None  # given, it holds the whole input already (parallel.py)
         self.index = index if index is not None else InputIndex(facts_in_memory)
         self.suppressor = Suppressor(linter)
-        self.templates = TemplateMapper(linter.settings.chart_dirs)
+        self.templates = TemplateMapper(linter.settings.chart_dirs, linter.template_places)
         self.faults: SortedSpill[Finding] = SortedSpill(Finding.sort_key)  # matched at the end
         self.findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key)
         self.estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(lambda pair: pair[0])
@@ -310,7 +313,8 @@ class _Run:
         if self.index.on_disk:
             self.index.facts.close()  # type: ignore[union-attr]
         for finding in self.faults:
-            self.findings.add(self.suppressor.apply(finding))
+            # Matched on the rendered text; then placed in the repository when that is no file.
+            self.findings.add(self.templates.map(self.suppressor.apply(finding)))
         self.faults.close()
         self.findings.extend(self.suppressor.closing_findings())
         baseline = None

@@ -15,6 +15,7 @@ import re
 from array import array
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import Any
 
 from kubegap_lint.core.model import Finding, Location
 from kubegap_lint.input.read import Resource
@@ -74,7 +75,7 @@ class ChartIndex:
                     found.append((name, folder))
         return sorted(found, key=lambda item: (item[1].count(os.sep), item[1]))
 
-    def _charts(self, name: str) -> Iterable[str]:
+    def charts(self, name: str) -> Iterable[str]:
         for chart, folder in self.named:
             if chart == name:
                 yield folder
@@ -89,7 +90,7 @@ class ChartIndex:
         parts = [p for p in source.replace("\\", "/").split("/") if p]
         if len(parts) < 2 or any(p == ".." for p in parts):
             return None
-        for folder in self._charts(parts[0]):
+        for folder in self.charts(parts[0]):
             found = _inside(folder, parts[1:])
             if found is not None:
                 return found
@@ -130,8 +131,10 @@ class TemplateMapper:
     template rendered, of the same kind, in the same file: only those numbers are kept);
     `map` a finding once the whole input has been noted."""
 
-    def __init__(self, chart_dirs: Iterable[str] = ()) -> None:
+    def __init__(self, chart_dirs: Iterable[str] = (), places: dict[str, dict[int, Any]] | None = None) -> None:
         self.chart_dirs = list(chart_dirs)
+        # Exact places from a marked render (marked.Place by rendered line), by rendered stream.
+        self.places = places or {}
         self._charts: ChartIndex | None = None
         # Ascending document numbers (resources are noted in reading order): 8 bytes each.
         self.documents: dict[tuple[str, str, str], array[int]] = {}
@@ -152,17 +155,20 @@ class TemplateMapper:
 
     def map(self, finding: Finding) -> Finding:
         """The finding with its primary location moved to the template file, when one is found."""
-        # Input faults (KG0xx) are about the rendered text itself: they stay where they are.
-        if finding.template is None or finding.resource is None or finding.rendered_location:
+        if finding.template is None or finding.rendered_location:
             return finding
+        place = self.places.get(finding.location.path, {}).get(finding.location.line)
+        if place is not None and finding.resource is not None:
+            return replace(finding, location=Location(place.path, place.line, place.column),
+                           rendered_location=finding.location, approximate=finding.approximate or place.approximate)
         from kubegap_lint.helm.template_lines import locate
 
         if self._charts is None:
             self._charts = ChartIndex(self.chart_dirs)
         path = self._charts.resolve(finding.template)
         text = self._charts.template_text(path) if path else None
-        if path is None or text is None:
-            return finding
+        if path is None or text is None or finding.resource is None:
+            return self._fallback(finding, path if text is not None else None)
         rank, count = self._rank(finding.location.path, finding.template, finding.resource.kind,
                                  finding.document_index or 0)
         # The template matches list items by name where it can: items a loop writes have no index.
@@ -176,3 +182,20 @@ class TemplateMapper:
             rendered_location=finding.location,
             approximate=finding.approximate or match.approximate,
         )
+
+    def _fallback(self, finding: Finding, template: str | None) -> Finding:
+        """A finding that cannot be placed on a template line. On a rendered file it stays there
+        (input faults, KG0xx, are about the rendered text itself); on a stream that is no file
+        (stdin, an in-process render) it points at the template its `# Source:` names, else at
+        its chart's Chart.yaml, line 1, approximate: every finding keeps a place in the
+        repository (SARIF needs one), and the rendered place is kept beside it."""
+        if os.path.isfile(finding.location.path) or finding.template is None:
+            return finding
+        target = template
+        if target is None and self._charts is not None:
+            chart = finding.template.replace("\\", "/").split("/", 1)[0]
+            target = next((os.path.join(folder, "Chart.yaml") for folder in self._charts.charts(chart)), None)
+        if target is None:
+            return finding
+        return replace(finding, location=Location(_display(target), 1, 1), rendered_location=finding.location,
+                       approximate=True)

@@ -1,7 +1,9 @@
-"""Render charts with the `helm` binary, and find the charts that changed files belong to.
+"""Render charts with a `helm` binary (when the user names one), and find the charts that
+changed files belong to.
 
-kubegap-lint never renders templates itself: `helm template` is the only renderer whose output
-is what a cluster would receive. Every failure becomes a one-line `HelmError`.
+kubegap-lint never renders templates itself: Helm does, in-process through the optional Helm
+engine (sdk.py), or as `helm template` when asked with --helm. Every failure becomes a one-line
+`HelmError`.
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ class RenderOptions:
     sets: list[str] = field(default_factory=list)  # --set k=v
     release: str | None = None
     namespace: str | None = None
+    set_strings: list[str] = field(default_factory=list)  # --set-string k=v
+    set_files: list[str] = field(default_factory=list)  # --set-file k=path
+    kube_version: str | None = None
+    api_versions: list[str] = field(default_factory=list)
+    include_crds: bool = False
 
 
 def find_helm(explicit: str | None = None) -> str:
@@ -43,25 +50,37 @@ def find_helm(explicit: str | None = None) -> str:
         found = shutil.which(explicit)
         if found:
             return found
-        raise HelmMissing(f"helm not found at {explicit}: name an executable helm binary with --helm PATH")
+        raise HelmMissing(f"helm not found at {explicit}: name an executable helm binary with --helm PATH,"
+                          " or drop --helm to render in-process")
     found = shutil.which("helm")
     if found is None:
-        raise HelmMissing("helm is not installed (no `helm` on PATH): install Helm 3 or name the"
-                          " binary with --helm PATH; or run `helm template` yourself and lint its output")
+        raise HelmMissing("no `helm` on PATH: name the helm binary with --helm PATH, or drop --helm to"
+                          " render in-process (`pip install 'kubegap-lint[helm]'`)")
     return found
 
 
 def template_command(helm: str, chart: str, options: RenderOptions) -> list[str]:
+    """The helm command line; `--` ends the flags so that a chart path starting with `-` is
+    never read as one."""
     command = [helm, "template"]
-    if options.release:
-        command.append(options.release)
-    command.append(chart)
     if options.namespace:
         command += ["--namespace", options.namespace]
     for path in options.values:
         command += ["--values", path]
-    for assignment in options.sets:
-        command += ["--set", assignment]
+    for flag, assignments in (("--set", options.sets), ("--set-string", options.set_strings),
+                              ("--set-file", options.set_files)):
+        for assignment in assignments:
+            command += [flag, assignment]
+    if options.kube_version:
+        command += ["--kube-version", options.kube_version]
+    for version in options.api_versions:
+        command += ["--api-versions", version]
+    if options.include_crds:
+        command.append("--include-crds")
+    command.append("--")
+    if options.release:
+        command.append(options.release)
+    command.append(chart)
     return command
 
 
@@ -129,3 +148,23 @@ def in_chart_templates(path: str) -> bool:
             if os.path.isfile(os.path.join(chart, "Chart.yaml")):
                 return True
     return False
+
+
+def split_chart_sources(sources: list[Source]) -> tuple[list[Source], list[str]]:
+    """Sources outside any chart, and the charts (folders holding a Chart.yaml) the others belong
+    to: a chart's templates, values, files/ and tests are not manifests until Helm renders them."""
+    plain: list[Source] = []
+    roots: dict[str, None] = {}
+    by_folder: dict[str, str | None] = {}  # a tree of many files asks once per folder
+    for source in sources:
+        root = None
+        if source.fs_path is not None:
+            folder = os.path.dirname(os.path.abspath(source.fs_path))
+            if folder not in by_folder:
+                by_folder[folder] = chart_root(source.fs_path)
+            root = by_folder[folder]
+        if root is None:
+            plain.append(source)
+        else:
+            roots.setdefault(_relative(root))
+    return plain, sorted(roots)

@@ -139,35 +139,49 @@ def _key_in(scope: list[Entry], key: str) -> int | None:
     return None
 
 
-def _item_in(scope: list[Entry], index: int, name: str | None) -> int | None:
+def _literal_name(item: Entry, following: list[Entry]) -> str | None:
+    """The item's literal `name:` value (None when it has none, or a templated one)."""
+    if item.key == "name" and item.value is not None:
+        return _unquote(item.value)
+    for entry in _item_children(item, following):
+        if entry.kind == "key" and entry.key == "name" and entry.column == item.column and entry.value is not None:
+            return _unquote(entry.value)
+    return None
+
+
+def _item_in(scope: list[Entry], index: int, name: str | None) -> tuple[int | None, bool]:
+    """The list item for a rendered item (its index, its `name`), and whether the match is
+    certain: two items with the rendered name (the branches of an `if`/`else`) leave it
+    uncertain, and a match by position never takes an item whose literal name is another."""
     items = [e for e in scope if e.dash_column is not None]
     if not items:
-        return None
+        return None, False
     level = min(e.dash_column for e in items if e.dash_column is not None)
     items = [e for e in items if e.dash_column == level]
+    names = [_literal_name(item, scope[scope.index(item) + 1 :]) for item in items]
     if name is not None:
-        for item in items:
-            if item.key == "name" and item.value is not None and _unquote(item.value) == name:
-                return scope.index(item)
-            position = scope.index(item)
-            for entry in _item_children(item, scope[position + 1 :]):
-                if entry.kind == "key" and entry.key == "name" and entry.column == item.column \
-                        and entry.value is not None and _unquote(entry.value) == name:
-                    return position
+        named = [scope.index(item) for item, literal in zip(items, names, strict=True)
+                 if literal is not None and "{{" not in literal and literal == name]
+        if named:
+            return named[0], len(named) == 1
     if index < len(items):
         position = scope.index(items[index])
+        literal = names[index]
+        if name is not None and literal is not None and "{{" not in literal and literal != name:
+            return None, False  # its literal name contradicts the rendered one
         # Counting items is only honest when no action before this one can add or drop items.
         # (Actions nested inside earlier items are indented past the dash and do not count.)
         if not any(e.kind == "action" and e.column <= level for e in scope[:position]):
-            return position
-    return None
+            return position, True
+    return None, False
 
 
 def find_key_path(entries: list[Entry], path: tuple[Any, ...]) -> tuple[Entry | None, bool, list[Entry]]:
     """Follow `path` through the entries. Returns the deepest matched entry, whether the whole
-    path matched, and the scope where the search stopped."""
+    path matched (and every step of it was certain), and the scope where the search stopped."""
     scope = entries
     matched: Entry | None = None
+    certain = True
     for segment in path:
         if isinstance(segment, str):
             found = _key_in(scope, segment)
@@ -177,12 +191,13 @@ def find_key_path(entries: list[Entry], path: tuple[Any, ...]) -> tuple[Entry | 
             scope = _children(scope, found)
         else:
             index, name = segment
-            found = _item_in(scope, index, name)
+            found, sure = _item_in(scope, index, name)
             if found is None:
                 return matched, False, scope
+            certain = certain and sure
             matched = scope[found]
             scope = _item_children(matched, scope[found + 1 :])
-    return matched, True, scope
+    return matched, certain, scope
 
 
 def split_sections(lines: list[str]) -> list[tuple[int, list[str]]]:

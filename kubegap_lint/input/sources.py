@@ -82,9 +82,10 @@ def _walk(root: str, errors: list[InputError]) -> list[str]:
 
 
 def discover(
-    paths: Iterable[str], excludes: Iterable[str] = ()
+    paths: Iterable[str], excludes: Iterable[str] = (), stdin_name: str | None = None
 ) -> tuple[list[Source], list[InputError]]:
-    """Resolve command-line paths to sources; problems with a path become input errors."""
+    """Resolve command-line paths to sources; problems with a path become input errors.
+    `stdin_name` is the name `-` is shown under (--stdin-filename)."""
     excludes = list(excludes)
     sources: list[Source] = []
     errors: list[InputError] = []
@@ -99,9 +100,10 @@ def discover(
 
     for path in paths:
         if path == STDIN_NAME:
-            if STDIN_DISPLAY not in seen:
-                seen.add(STDIN_DISPLAY)
-                sources.append(Source(STDIN_DISPLAY, None))
+            shown = _display(stdin_name) if stdin_name else STDIN_DISPLAY
+            if shown not in seen:
+                seen.add(shown)
+                sources.append(Source(shown, None))
             continue
         try:
             info = os.stat(path)

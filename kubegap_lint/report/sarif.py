@@ -9,6 +9,7 @@ errors as tool execution notifications. Built with sarif-om's classes and writte
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,6 +203,7 @@ class _Builder:
         self.mapper = mapper
         self.sources = SourceFiles(mapper)
         self.rule_index = {policy.id: index for index, policy in enumerate(policies)}
+        self.unplaced = 0  # results written without a location
 
     def region(self, loc: Location) -> Any:
         om = _om()
@@ -219,7 +221,12 @@ class _Builder:
 
     def finding(self, finding: Finding) -> Any:
         om = _om()
-        uri = self.mapper.require(finding.location.path)
+        # Never refused: a finding with no place in the repository (stdin, a render nobody kept)
+        # is written without a location, its place kept in the properties.
+        uri = self.mapper.uri(finding.location.path)
+        real = self.mapper.file_path(finding.location.path) if uri is None else None
+        if real is not None and os.path.isfile(real):
+            self.mapper.require(finding.location.path)  # a real file outside the root: the user's mistake
         message = f"{finding.resource.display()}: {finding.message}" if finding.resource else finding.message
         related = None
         properties: dict[str, Any] = {}
@@ -237,6 +244,10 @@ class _Builder:
         line_hash = self.sources.line_hash(finding.location.path, finding.location.line)
         if line_hash is not None:
             fingerprints[LINE_HASH_KEY] = line_hash
+        if uri is None:
+            self.unplaced += 1
+            loc = finding.location
+            properties["unplacedLocation"] = {"path": loc.path, "line": loc.line, "column": loc.column}
         properties.update(self._finding_properties(finding))
         suppressions = None
         if finding.suppression is not None:
@@ -254,7 +265,7 @@ class _Builder:
             rule_index=self.rule_index[finding.rule_id],
             level=finding.severity.value,
             message=sarif(om.Message, text=message),
-            locations=[sarif(om.Location, physical_location=self.physical(finding.location, uri))],
+            locations=[sarif(om.Location, physical_location=self.physical(finding.location, uri))] if uri else None,
             related_locations=related,
             partial_fingerprints=fingerprints,
             suppressions=suppressions,
@@ -353,7 +364,9 @@ def build_log(result: LintResult, mapper: UriMapper, category: str | None, limit
         return dumps(sarif(om.SarifLog, schema_uri=SCHEMA_URI, version="2.1.0", runs=[run]))
 
     kept = list(range(len(results)))
-    notes: list[str] = []
+    unplaced = [f"{builder.unplaced} result(s) have no file in the repository (piped input): written"
+                " without a location; name the input with --stdin-filename NAME, or lint a file"] if builder.unplaced else []
+    notes = list(unplaced)
     if total > len(results):
         notes.append(results_note(len(kept), total, limits))
     text = assemble(kept, notes)
@@ -362,7 +375,7 @@ def build_log(result: LintResult, mapper: UriMapper, category: str | None, limit
         # Results make up nearly all of the size: cut in proportion, with a margin, and measure again.
         count = min(len(kept) - 1, int(len(kept) * limits.max_gzip_bytes / size * 0.95))
         kept = keep_most_severe(findings, count)
-        notes = [size_note(len(kept), total, limits)]
+        notes = [*unplaced, size_note(len(kept), total, limits)]
         text = assemble(kept, notes)
         size = gzip_size(text)
     return text, notes

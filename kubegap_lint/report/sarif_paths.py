@@ -66,7 +66,7 @@ class UriMapper:
         return relative.as_posix()
 
     def require(self, display: str) -> str:
-        """The URI of a result's file; an error (exit 2) when it has none."""
+        """The URI of a result's file; an error (exit 2) when it is a file outside the root."""
         uri = self.uri(display)
         if uri is not None:
             return uri

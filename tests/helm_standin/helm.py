@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 RECORDING = Path(__file__).resolve().parents[2] / "examples" / "helm" / "rendered.yaml"
-FLAGS_WITH_VALUE = {"--namespace", "-n", "--values", "-f", "--set"}
+FLAGS_WITH_VALUE = {"--namespace", "-n", "--values", "-f", "--set", "--set-string", "--set-file",
+                    "--kube-version", "--api-versions"}
 
 
 def main(argv: list[str]) -> int:
@@ -29,6 +30,9 @@ def main(argv: list[str]) -> int:
     flags: dict[str, list[str]] = {}
     rest = iter(argv[1:])
     for arg in rest:
+        if arg == "--":  # the end of the flags, as kubegap-lint passes them
+            positional.extend(rest)
+            break
         if arg in FLAGS_WITH_VALUE:
             flags.setdefault(arg, []).append(next(rest, ""))
         elif arg.startswith("-"):

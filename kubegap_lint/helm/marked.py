@@ -1,0 +1,226 @@
+"""Exact template lines for a chart the tool renders itself.
+
+A copy of the chart whose template lines each end in a marker comment (` #@kg<file>:<line>@`) is
+rendered with the same values, and the two renders are aligned node by node: the marked line of
+a node names the template line that wrote it. A node on a line without a marker was written by an
+action (`toYaml`, `include`, a value that spans lines): it goes to the next marker, the action's
+own line, flagged approximate. Only the unmodified render is linted; the marked one only gives
+positions, and any disagreement between the two (another document count, kind or source) drops
+the marked positions for that chart, so the static matching (template_lines.py) takes over.
+
+Lines that a marker could change are never marked: inside an action that spans lines, inside a
+`define` (its text may be compared or cut), inside a block scalar, a line ending in `-}}` (it
+would glue the marker to the next output), pure control lines (`if`, `range`, `end`...), and
+partials (their text lands in names and conditions: content a helper writes goes to the
+`include` line, flagged). NOTES.txt is not marked. A document whose two renders differ in shape
+keeps the static matching.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kubegap_lint.helm.render import RenderOptions
+    from kubegap_lint.input.read import Resource
+
+MARKER_RE = re.compile(r" #@kg(\d+):(\d+)@")
+_ACTION_RE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
+_CONTROL_RE = re.compile(r"^(?:/\*|if\b|else\b|end\b|with\b|range\b|define\b|block\b|break\b|continue\b|\$[\w.]*\s*:?=)")
+_OPEN_RE = re.compile(r"\{\{-?\s*(?:if|range|with|define|block)\b")
+_END_RE = re.compile(r"\{\{-?\s*end\b")
+_DEFINE_RE = re.compile(r"\{\{-?\s*(?:define|block)\b")
+_BLOCK_RE = re.compile(r"(?:^|:|-)\s*[|>][-+0-9]*\s*(?:#.*)?$")
+
+
+@dataclass(frozen=True)
+class Place:
+    path: str  # the template file, as findings show it
+    line: int
+    column: int  # 1-based
+    approximate: bool
+
+
+def _pure_control(text: str) -> bool:
+    """A line that holds only control actions: it writes no YAML of its own."""
+    rest = _ACTION_RE.sub("", text).strip()
+    if rest:
+        return False
+    return all(_CONTROL_RE.match(body) for body in _ACTION_RE.findall(text))
+
+
+def mark_template(text: str, file_id: int) -> str:
+    """The template with a marker at the end of every line a marker cannot change."""
+    out: list[str] = []
+    open_actions = 0
+    block_indent: int | None = None
+    depth = 0
+    define_depth: int | None = None
+    for number, line in enumerate(text.split("\n"), start=1):
+        indent = len(line) - len(line.lstrip(" "))
+        in_block = block_indent is not None and (not line.strip() or indent > block_indent)
+        if not in_block:
+            block_indent = None
+        was_inside = open_actions > 0 or define_depth is not None
+        open_actions = max(0, open_actions + line.count("{{") - line.count("}}"))
+        if define_depth is None and _DEFINE_RE.search(line):
+            define_depth = depth
+        depth += len(_OPEN_RE.findall(line)) - len(_END_RE.findall(line))
+        inside_define = define_depth is not None
+        if define_depth is not None and depth <= define_depth:
+            define_depth = None
+        stripped = line.rstrip()
+        markable = (not was_inside and not in_block and open_actions == 0 and not inside_define
+                    and stripped.strip() not in ("", "---", "...") and not stripped.endswith("-}}")
+                    and not _pure_control(stripped) and "#@kg" not in stripped)
+        if not in_block and _BLOCK_RE.search(stripped) and "{{" not in stripped[-3:]:
+            block_indent = indent
+        out.append(f"{stripped} #@kg{file_id}:{number}@" if markable else line)
+    return "\n".join(out)
+
+
+def _template_files(chart_dir: str) -> Iterator[str]:
+    """The templates of a chart and its folder subcharts (relative paths)."""
+    for folder, dirs, files in os.walk(chart_dir):
+        dirs.sort()
+        relative = os.path.relpath(folder, chart_dir)
+        parts = relative.split(os.sep)
+        if "templates" not in parts:
+            continue
+        for name in sorted(files):
+            if not name.startswith("_") and name != "NOTES.txt":
+                yield os.path.join(relative, name)
+
+
+def marked_copy(chart_dir: str, scratch: str) -> tuple[str, dict[int, str]]:
+    """A marked copy of a chart folder in `scratch`; the marked files by id (their real paths).
+    Archived subcharts are copied as they are (their files are in no repository)."""
+    copy = os.path.join(scratch, os.path.basename(os.path.normpath(chart_dir)) or "chart")
+    shutil.copytree(chart_dir, copy, symlinks=False, ignore=shutil.ignore_patterns(".git"))
+    files: dict[int, str] = {}
+    for number, relative in enumerate(_template_files(copy)):
+        target = os.path.join(copy, relative)
+        try:
+            with open(target, encoding="utf-8") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        with open(target, "w", encoding="utf-8", newline="") as handle:
+            handle.write(mark_template(text, number))
+        files[number] = os.path.join(chart_dir, relative)
+    return copy, files
+
+
+def _display(path: str) -> str:
+    relative = os.path.relpath(path)
+    return (path if relative.startswith("..") else relative).replace(os.sep, "/")
+
+
+def _pairs(plain: Any, marked: Any, plain_pos: Any, marked_pos: Any) -> Iterator[tuple[int, int]]:
+    """(plain line, marked line) of every container node and mapping key found in both."""
+    if isinstance(plain, dict) and isinstance(marked, dict):
+        for key, value in plain.items():
+            if key not in marked:
+                continue
+            a, b = plain_pos.key(plain, str(key)), marked_pos.key(marked, str(key))
+            if a is not None and b is not None:
+                yield a.line, b.line
+            yield from _pairs(value, marked[key], plain_pos, marked_pos)
+    elif isinstance(plain, list) and isinstance(marked, list) and len(plain) == len(marked):
+        for one, other in zip(plain, marked, strict=True):
+            a, b = plain_pos.node(one), marked_pos.node(other)
+            if a is not None and b is not None:
+                yield a.line, b.line
+            yield from _pairs(one, other, plain_pos, marked_pos)
+
+
+def _same(plain: Any, marked: Any) -> bool:
+    """The two documents have the same shape: the same keys in the same order, lists of the
+    same lengths. Scalars may differ: a marker inside a quoted or block scalar becomes part of
+    it, and charts draw random names and UUIDs (randAlphaNum, uuidv4, now) on every render."""
+    if isinstance(plain, dict):
+        return isinstance(marked, dict) and list(plain) == list(marked) and all(
+            _same(value, marked[key]) for key, value in plain.items())
+    if isinstance(plain, list):
+        return isinstance(marked, list) and len(plain) == len(marked) and all(
+            _same(a, b) for a, b in zip(plain, marked, strict=True))
+    return not isinstance(marked, (dict, list))
+
+
+def _column(template_line: str, rendered_line: str) -> int:
+    """Where the node's first word (`name:`, `- name:`) sits in the template line."""
+    words = rendered_line.strip().lstrip("- ").split()
+    token = words[0] if words else ""
+    if token:
+        found = template_line.find(token)
+        if found >= 0:
+            return found + 1
+    return len(template_line) - len(template_line.lstrip()) + 1
+
+
+def positions(plain_text: str, marked_text: str, files: dict[int, str]) -> dict[int, Place]:
+    """Template places by line of the plain render; {} when the renders disagree."""
+    from kubegap_lint.input.read import InputFault, ReadStats, read_text
+
+    def resources(name: str, text: str) -> list[Resource]:
+        return [r for r in read_text(name, text, ReadStats()) if not isinstance(r, InputFault)]
+
+    plain, marked = resources("plain", plain_text), resources("marked", marked_text)
+    if [(r.document_index, r.kind, r.helm_source) for r in plain] != \
+            [(r.document_index, r.kind, r.helm_source) for r in marked]:
+        return {}
+    plain_lines = plain_text.split("\n")
+    marked_lines = marked_text.split("\n")
+    ends = [r.start.line for r in marked[1:]] + [len(marked_lines) + 1]
+    texts: dict[str, list[str]] = {}
+    table: dict[int, Place] = {}
+    for one, other, end in zip(plain, marked, ends, strict=True):
+        if not _same(one.data, other.data):
+            continue  # a marker changed what the document says (a branch taken, a name compared)
+        pairs = list(_pairs(one.data, other.data, one.positions, other.positions))
+        for plain_line, marked_line in pairs:
+            found = None
+            for number in range(marked_line, end):  # the node's line, else the action's below it
+                match = MARKER_RE.search(marked_lines[number - 1])
+                if match:
+                    found = (int(match.group(1)), int(match.group(2)), number != marked_line)
+                    break
+            if found is None or found[0] not in files:
+                continue
+            path = files[found[0]]
+            if path not in texts:
+                try:
+                    with open(path, encoding="utf-8") as handle:
+                        texts[path] = handle.read().split("\n")
+                except (OSError, UnicodeDecodeError):
+                    texts[path] = []
+            lines = texts[path]
+            if not 1 <= found[1] <= len(lines):
+                continue
+            column = _column(lines[found[1] - 1], plain_lines[plain_line - 1])
+            table.setdefault(plain_line, Place(_display(path), found[1], column, found[2]))
+    return table
+
+
+def exact_lines(chart: str, options: RenderOptions, plain_text: str) -> dict[int, Place]:
+    """Template places by rendered line for a chart folder rendered in-process; {} when the
+    chart cannot be marked (an archive, a marked render that fails or disagrees)."""
+    import tempfile
+
+    from kubegap_lint.helm.render import HelmError
+    from kubegap_lint.helm.sdk import render
+
+    if not os.path.isdir(chart):
+        return {}
+    with tempfile.TemporaryDirectory(prefix="kubegap-lint-marked-") as scratch:
+        try:
+            copy, files = marked_copy(chart, scratch)  # archived subcharts stay as they are: unmarked
+            marked_text = render(copy, options)
+        except (HelmError, OSError, shutil.Error):
+            return {}
+    return positions(plain_text, marked_text, files)
