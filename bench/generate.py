@@ -361,6 +361,21 @@ def write_stream(count: int, seed: int, yaml_out: TextIO, json_out: TextIO | Non
     return written
 
 
+def write_repository(folder: Path, count: int, seed: int) -> list[Path]:
+    """A repository of `count` plain manifests, one document a file (no `# Source:` header), in
+    subfolders of 100 as teams keep them; the same count and seed give the same bytes."""
+    emitter = _Emitter()
+    files = []
+    for number, (_, data) in enumerate(StreamGenerator(seed + count).documents(count)):
+        kind = str(data.get("kind", "doc")).lower()
+        path = folder / f"team-{number // 100:02d}" / f"{number:05d}-{kind}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(emitter.document(data))
+        files.append(path)
+    return files
+
+
 def stream_paths(out: Path, count: int) -> tuple[Path, Path]:
     name = SIZE_NAMES.get(count, str(count))
     return out / f"stream-{name}.yaml", out / f"stream-{name}.jsonl"

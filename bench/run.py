@@ -26,11 +26,17 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
-from generate import DEFAULT_SEED, stream_paths, write_stream  # noqa: E402
+from generate import DEFAULT_SEED, stream_paths, write_repository, write_stream  # noqa: E402
 
 CHECKOV_VERSION = "3.3.30"
 VENV = BENCH / ".venv"
 SIZES = {"1k": 1_000, "10k": 10_000, "50k": 50_000}
+REPOSITORY_FILES = 2_000  # the pre-commit case: a repository of this many manifests ...
+CHANGED_FILES = 50  # ... of which one commit changes this many
+IMPORT_LINE = 'python -c "import ruamel.yaml, click, jmespath"'
+CPARSER = "CParser compose (ruamel nodes + Resolver)"
+# Figures the summary compares with the targets (issue 17), filled in as parts run.
+SUMMARY: dict[str, float] = {}
 ONE_DOCUMENT = """apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -137,7 +143,9 @@ def bench_stream(label: str, count: int, runs: int, jobs: int) -> dict[str, Samp
     if jobs > 1:
         commands[f"kubegap-lint --jobs {jobs}"] = lint_cmd("--jobs", str(jobs), str(yaml_path))
     samples = interleaved(commands, runs)
-    table(f"{label} stream", count, yaml_path.stat().st_size / 1e6, samples, "CParser compose (ruamel nodes + Resolver)")
+    table(f"{label} stream", count, yaml_path.stat().st_size / 1e6, samples, CPARSER)
+    SUMMARY[f"stream {label} vs CParser"] = samples[CPARSER].seconds / samples["kubegap-lint (1 process)"].seconds
+    SUMMARY[f"stream {label} peak MB"] = samples["kubegap-lint (1 process)"].peak_mb
     return samples
 
 
@@ -168,7 +176,7 @@ def bench_startup(runs: int) -> None:
     one.write_text(ONE_DOCUMENT, encoding="utf-8")
     cache = str(BENCH / "out" / "cache")
     commands = {
-        'python -c "import ruamel.yaml, click, jmespath"': [sys.executable, "-c", "import ruamel.yaml, click, jmespath"],
+        IMPORT_LINE: [sys.executable, "-c", "import ruamel.yaml, click, jmespath"],
         "kubegap-lint one-document.yaml (cache warm)": [sys.executable, "-m", "kubegap_lint", str(one)],
         "kubegap-lint one-document.yaml (no cache)": [sys.executable, "-m", "kubegap_lint", str(one)],
     }
@@ -177,7 +185,8 @@ def bench_startup(runs: int) -> None:
         "kubegap-lint one-document.yaml (no cache)": {"KUBEGAP_LINT_NO_CACHE": "1"},
     }
     samples = interleaved(commands, runs, env, warmup=True)
-    base = samples['python -c "import ruamel.yaml, click, jmespath"']
+    base = samples[IMPORT_LINE]
+    SUMMARY["start-up warm vs import line"] = samples["kubegap-lint one-document.yaml (cache warm)"].seconds / base.seconds
     print("\n### Start-up on a one-document clean manifest\n")
     print("| what | median s (wall) | CPU s | peak MB | wall vs import line | CPU vs import line |")
     print("|---|---:|---:|---:|---:|---:|")
@@ -199,8 +208,72 @@ def bench_checkov(label: str, count: int, runs: int) -> None:
     ours, theirs = samples["kubegap-lint (1 process)"], samples[f"checkov {CHECKOV_VERSION} -f --framework kubernetes"]
     table(f"{label} stream, against Checkov", count, yaml_path.stat().st_size / 1e6, samples,
           f"checkov {CHECKOV_VERSION} -f --framework kubernetes")
+    SUMMARY[f"checkov {label} speed"] = theirs.seconds / ours.seconds
+    SUMMARY[f"checkov {label} memory"] = ours.peak_mb / theirs.peak_mb
     print(f"\nkubegap-lint / Checkov: {theirs.seconds / ours.seconds:.1f}x the documents per second, "
           f"{ours.peak_mb / theirs.peak_mb:.3f}x the peak memory (1/{theirs.peak_mb / ours.peak_mb:.0f})")
+
+
+def ensure_repository() -> tuple[list[Path], list[Path]]:
+    """The pre-commit case's repository (bench/out/repo-2k) and the files one commit changes."""
+    folder = BENCH / "out" / f"repo-{REPOSITORY_FILES // 1000}k"
+    marker = folder / ".complete"
+    if not marker.is_file():
+        print(f"generating {folder.name} ...", file=sys.stderr)
+        write_repository(folder, REPOSITORY_FILES, DEFAULT_SEED)
+        marker.write_text("", encoding="utf-8")
+    files = sorted(p for p in folder.rglob("*.yaml"))
+    step = len(files) // CHANGED_FILES
+    return files, files[::step][:CHANGED_FILES]
+
+
+def bench_precommit(runs: int) -> None:
+    """What a pre-commit hook costs: one process linting the changed files of a commit."""
+    files, changed = ensure_repository()
+    names = [str(p) for p in changed]
+    cache = str(BENCH / "out" / "cache")
+    lint = f"kubegap-lint {len(changed)} files (cache warm)"
+    commands = {
+        IMPORT_LINE: [sys.executable, "-c", "import ruamel.yaml, click, jmespath"],
+        CPARSER: [sys.executable, str(BENCH / "baselines.py"), "cparser", *names],
+        lint: [sys.executable, "-m", "kubegap_lint", "--jobs", "1", *names],
+    }
+    samples = interleaved(commands, runs, {lint: {"KUBEGAP_LINT_CACHE_DIR": cache}}, warmup=True)
+    megabytes = sum(p.stat().st_size for p in changed) / 1e6
+    print(f"\n### Pre-commit: {len(changed)} changed files of a {len(files):,}-manifest repository, "
+          f"{megabytes:.2f} MB\n")
+    print(f"| what | median s (wall) | CPU s | peak MB | wall vs import line | wall vs {CPARSER} |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, sample in samples.items():
+        print(f"| {name} | {sample.seconds:.3f} | {sample.cpu_seconds:.3f} | {sample.peak_mb:.0f} "
+              f"| {sample.seconds / samples[IMPORT_LINE].seconds:.2f}x | {sample.seconds / samples[CPARSER].seconds:.2f}x |")
+    SUMMARY["pre-commit vs import line"] = samples[lint].seconds / samples[IMPORT_LINE].seconds
+
+
+TARGETS = [  # (figure, wanted, higher is better, what it is)
+    ("stream 10k vs CParser", 0.6, True, "full lint of the 10k stream, docs/s vs the CParser, one core"),
+    ("start-up warm vs import line", 1.5, False, "start-up, one document, cache warm, vs the bare import line"),
+    ("checkov 1k speed", 10.0, True, "docs/s vs Checkov, 1k stream"),
+    ("checkov 1k memory", 0.1, False, "peak memory vs Checkov, 1k stream"),
+    ("checkov 10k speed", 30.0, True, "docs/s vs Checkov, 10k stream (--full)"),
+    ("checkov 10k memory", 0.1, False, "peak memory vs Checkov, 10k stream (--full)"),
+]
+
+
+def summary() -> None:
+    print("\n### Against the targets\n")
+    print("| target | wanted | this run | met? |")
+    print("|---|---:|---:|---|")
+    for key, wanted, higher, what in TARGETS:
+        if key not in SUMMARY:
+            continue
+        got = SUMMARY[key]
+        met = got >= wanted if higher else got <= wanted
+        sign = ">=" if higher else "<="
+        print(f"| {what} | {sign} {wanted:g}x | {got:.3g}x | {'yes' if met else 'no'} |")
+    for key in ("stream 10k peak MB", "stream 50k peak MB", "pre-commit vs import line"):
+        if key in SUMMARY:
+            print(f"\n{key}: {SUMMARY[key]:.3g}")
 
 
 def main() -> None:
@@ -211,8 +284,8 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
     parser.add_argument("--full", action="store_true", help="also run Checkov on the 10k stream")
     parser.add_argument("--no-checkov", action="store_true")
-    parser.add_argument("--only", default="streams,corpus,startup,checkov",
-                        help="comma-separated parts to run: streams, corpus, startup, checkov")
+    parser.add_argument("--only", default="streams,corpus,startup,precommit,checkov",
+                        help="comma-separated parts to run: streams, corpus, startup, precommit, checkov")
     args = parser.parse_args()
     parts = set(args.only.split(","))
     sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
@@ -229,10 +302,13 @@ def main() -> None:
         bench_corpus(args.corpus, args.runs, args.jobs)
     if "startup" in parts:
         bench_startup(max(args.runs, 5))
+    if "precommit" in parts:
+        bench_precommit(max(args.runs, 5))
     if "checkov" in parts and not args.no_checkov:
         bench_checkov("1k", SIZES["1k"], args.runs)
         if args.full:
             bench_checkov("10k", SIZES["10k"], args.runs)
+    summary()
 
 
 if __name__ == "__main__":

@@ -53,3 +53,17 @@ def test_the_stream_has_findings(linter_factory) -> None:
     result = linter_factory().lint_texts([("stream.yaml", text)])
     assert result.stats.documents == 100 and not result.errors
     assert {f.rule_id for f in result.findings} >= {"KG501"}
+
+
+def test_the_pre_commit_repository_is_one_plain_manifest_a_file_and_deterministic(tmp_path) -> None:
+    generator = load_bench_generator()
+    first = generator.write_repository(tmp_path / "a", 230, 7)
+    second = generator.write_repository(tmp_path / "b", 230, 7)
+    assert len(first) == 230 and len({p.parent.name for p in first}) == 3  # folders of 100
+    for one, other in zip(first, second, strict=True):
+        assert one.relative_to(tmp_path / "a") == other.relative_to(tmp_path / "b")
+        assert one.read_bytes() == other.read_bytes()
+    text = first[0].read_text(encoding="utf-8")
+    assert "# Source:" not in text and "---" not in text
+    chunks = [c for c in split_documents(text.splitlines(True)) if c.has_content]
+    assert len(chunks) == 1

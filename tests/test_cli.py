@@ -129,3 +129,10 @@ def test_json_output_matches_its_schema() -> None:
     schema = json.loads((REPO / "schemas" / "output.schema.json").read_text())
     proc = run_cli("--format", "json", "examples")
     jsonschema.validate(json.loads(proc.stdout), schema)
+
+
+def test_format_names_of_the_command_line_are_the_registry() -> None:
+    from kubegap_lint.cli.options import FORMAT_NAMES
+    from kubegap_lint.report.formats import names
+
+    assert list(names()) == FORMAT_NAMES

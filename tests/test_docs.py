@@ -11,7 +11,7 @@ def test_rules_reference_is_current() -> None:
 
     expected = render_rules_markdown(load_catalog(), EXAMPLES)
     actual = (REPO / "docs" / "rules.md").read_text(encoding="utf-8")
-    assert actual == expected, "docs/rules.md is stale: run `python -m kubegap_lint rules --markdown > docs/rules.md`"
+    assert actual == expected, "docs/rules.md is stale: run `bash scripts/regenerate.sh`"
 
 
 def test_every_rule_and_cited_incident_has_a_section() -> None:

@@ -47,11 +47,14 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return repo
 
 
-def _try_repo(hook_repo: Path, project: Path, hook: str, env: dict[str, str] | None = None):
+def _try_repo(hook_repo: Path, project: Path, hook: str, env: dict[str, str] | None = None,
+              all_files: bool = True):
+    """`pre-commit try-repo`; without all_files, on the staged files, as a commit runs it."""
     full_env = {**os.environ, **GIT_ENV, "PRE_COMMIT_COLOR": "never", **(env or {})}
     full_env.pop("PYTHONPATH", None)  # the hook must run the installed package, not this checkout
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), hook, "--all-files", "--verbose"],
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), hook,
+         *(["--all-files"] if all_files else []), "--verbose"],
         cwd=project, capture_output=True, env=full_env, timeout=1200,
     )
 
@@ -127,3 +130,115 @@ def test_kubegap_lint_helm_hook(hook_repo: Path, tmp_path: Path) -> None:
     proc = subprocess.run([*run[:-2], "--files", "README.md"], cwd=project, capture_output=True, env=env,
                           timeout=1800)
     assert proc.returncode == 0, proc.stdout.decode()
+GPU_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: infer
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: infer}
+  template:
+    metadata:
+      labels: {app: infer}
+    spec:
+      containers:
+        - name: server
+          image: vllm/vllm-openai:v0.6.3
+          resources:
+            limits: {nvidia.com/gpu: 1}
+"""
+PDB = """apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: infer
+spec:
+  maxUnavailable: 1
+  selector:
+    matchLabels: {app: infer}
+"""
+
+
+def test_partial_commit_sees_the_pdb_committed_beside_it(hook_repo: Path, tmp_path: Path) -> None:
+    """The issue's scenario: a GPU Deployment and the PDB that selects it are committed; the
+    Deployment alone is edited and staged. pre-commit passes only it; no KG103. Removing the PDB
+    from the repository (a negative control) brings KG103 back on the same partial run."""
+    project = tmp_path / "project"
+    (project / "deploy").mkdir(parents=True)
+    (project / "deploy" / "app.yaml").write_text(GPU_DEPLOYMENT)
+    (project / "deploy" / "pdb.yaml").write_text(PDB)
+    # An exemption for a file this commit does not touch: not "unused" on the partial run.
+    (project / "other").mkdir()
+    (project / "other" / "job.yaml").write_text(GPU_JOB)
+    (project / ".kubegap-lint.yaml").write_text(
+        "select: [KG103, KG201, KG005]\n"
+        "exemptions:\n  - rules: [KG201]\n    paths: [other/*.yaml]\n    reason: legacy job, replaced in Q3\n")
+    _git(project, "init", "-q")
+    _commit_all(project)
+
+    (project / "deploy" / "app.yaml").write_text(GPU_DEPLOYMENT.replace("replicas: 2", "replicas: 3"))
+    _git(project, "add", "deploy/app.yaml")
+    proc = _try_repo(hook_repo, project, "kubegap-lint", all_files=False)
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, out + proc.stderr.decode()
+    assert "1 file, 1 documents (0 empty, 0 not Kubernetes), 1 resources, 1 workloads: 0 errors," \
+           " 0 warnings, 0 notes" in out
+    assert "KG103" not in out and "KG005" not in out
+
+    _git(project, "rm", "-q", "deploy/pdb.yaml")
+    _commit_all(project)
+    (project / "deploy" / "app.yaml").write_text(GPU_DEPLOYMENT.replace("replicas: 2", "replicas: 4"))
+    _git(project, "add", "deploy/app.yaml")
+    proc = _try_repo(hook_repo, project, "kubegap-lint", all_files=False)
+    out = proc.stdout.decode()
+    assert proc.returncode == 1, out
+    assert "deploy/app.yaml:11:7: warning KG103 gpu-serving-without-pdb: Deployment infer" in out
+    assert "KG005" not in out
+
+
+def _snippet_config(snippet: dict[str, object], hook_repo: Path, project: Path) -> Path:
+    """The snippet with its repository and rev pointed at the hook repository's commit."""
+    import json
+
+    rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=hook_repo, capture_output=True, text=True).stdout.strip()
+    repos = [{**repo, "repo": str(hook_repo), "rev": rev} for repo in snippet["repos"]]  # type: ignore[attr-defined]
+    config = project / ".pre-commit-config.yaml"
+    config.write_text(json.dumps({**snippet, "repos": repos}, indent=2))  # JSON is YAML
+    return config
+
+
+def test_pre_commit_snippets_run_for_real(hook_repo: Path, tmp_path: Path) -> None:
+    """Each pre-commit snippet of the README and docs/ as a user pastes it (the repository and
+    rev pointed at this checkout's commit): the manifest hook fails on the GPU Job, and the helm
+    hook takes the snippet's args (without helm on PATH it says so, not a usage error)."""
+    from test_snippets import pre_commit_snippets
+
+    snippets = pre_commit_snippets()
+    assert len(snippets) >= 2
+    for number, (where, snippet) in enumerate(snippets):
+        project = tmp_path / f"project-{number}"
+        (project / "deploy").mkdir(parents=True)
+        (project / "deploy" / "job.yaml").write_text(GPU_JOB)
+        (project / "ci").mkdir()
+        (project / "ci" / "values.yaml").write_text("replicas: 1\n")
+        shutil.copytree(EXAMPLES / "helm" / "gpu-train", project / "charts" / "gpu-train")
+        _git(project, "init", "-q")
+        _snippet_config(snippet, hook_repo, project)
+        _commit_all(project)
+        env = {**os.environ, **GIT_ENV, "PRE_COMMIT_COLOR": "never",
+               "PATH": os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                                       if not (Path(p) / "helm").exists())}
+        env.pop("PYTHONPATH", None)
+        proc = subprocess.run([sys.executable, "-m", "pre_commit", "run", "kubegap-lint", "--all-files"],
+                              cwd=project, capture_output=True, env=env, timeout=1200)
+        out = proc.stdout.decode()
+        assert proc.returncode == 1, f"{where}: {out}{proc.stderr.decode()}"
+        assert "deploy/job.yaml:9:5: error KG201 training-checkpoint-volume" in out, where
+        assert "chart" not in out.split("deploy/job.yaml")[0], where  # templates skipped
+        proc = subprocess.run([sys.executable, "-m", "pre_commit", "run", "kubegap-lint-helm", "--all-files"],
+                              cwd=project, capture_output=True, env=env, timeout=1200)
+        out = proc.stdout.decode()
+        # The snippet's args are the helm command's own (a usage error would say so), and the
+        # chart is rendered in-process: findings point at its templates.
+        assert "No such option" not in out and "Usage:" not in out, f"{where}: {out}"
+        assert proc.returncode == 1 and "charts/gpu-train/templates/" in out, f"{where}: {out}"

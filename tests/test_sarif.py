@@ -37,7 +37,7 @@ def sarif_of(*args: str, cwd: Path | None = None, stdin: bytes | None = None) ->
 
 
 def golden_args(folder: Path) -> list[str]:
-    """The command scripts/update-sarif-golden.sh runs for one example folder."""
+    """The command scripts/regenerate.py runs for one example folder."""
     return ["lint", "--format", "sarif", "--select", folder.name.split("-")[0], "--sarif-root", ".",
             f"examples/{folder.name}"]
 
@@ -45,12 +45,12 @@ def golden_args(folder: Path) -> list[str]:
 @pytest.mark.parametrize("folder", EXAMPLE_DIRS, ids=lambda p: p.name)
 def test_golden_sarif_of_each_example_folder(folder: Path) -> None:
     golden = GOLDEN / f"{folder.name}.sarif"
-    assert golden.is_file(), f"no golden SARIF for {folder.name}: run `bash scripts/update-sarif-golden.sh`"
+    assert golden.is_file(), f"no golden SARIF for {folder.name}: run `bash scripts/regenerate.sh`"
     proc = run_cli(*golden_args(folder))
     assert proc.returncode in (0, 1), proc.stderr.decode()
     assert proc.stdout == golden.read_bytes(), (
         f"SARIF of examples/{folder.name} differs from {golden.relative_to(REPO)}: if the change is"
-        " intended, run `bash scripts/update-sarif-golden.sh` and review the diff")
+        " intended, run `bash scripts/regenerate.sh` and review the diff")
 
 
 HELM_ARGS = ["lint", "--format", "sarif", "--select", "KG201,KG303,KG501", "--sarif-root", ".",
@@ -62,7 +62,7 @@ def test_golden_sarif_of_the_helm_example() -> None:
     proc = run_cli(*HELM_ARGS)
     assert proc.returncode == 1, proc.stderr.decode()
     assert golden.is_file() and proc.stdout == golden.read_bytes(), (
-        "SARIF of examples/helm differs from its golden file: run `bash scripts/update-sarif-golden.sh`")
+        "SARIF of examples/helm differs from its golden file: run `bash scripts/regenerate.sh`")
 
 
 def test_no_golden_without_an_example_folder() -> None:
@@ -74,7 +74,7 @@ def test_helm_findings_point_at_templates_with_the_rendered_line_related() -> No
     log, _ = sarif_of("--select", "KG201,KG303,KG501", "examples/helm/rendered.yaml")
     assert schema_problems(log) == [] and github_problems(log) == []
     results = log["runs"][0]["results"]
-    assert len(results) == 6
+    assert len(results) == 5  # the preflight hook's nvidia-smi is diagnostic: no KG201 there
     rendered_lines = (REPO / "examples" / "helm" / "rendered.yaml").read_text().splitlines()
     for result in results:
         primary = result["locations"][0]["physicalLocation"]
@@ -109,7 +109,7 @@ def test_helm_command_writes_sarif_on_the_templates(tmp_path: Path) -> None:
     run = log["runs"][0]
     assert run["automationDetails"] == {"id": "charts/gpu-train/"}
     results = run["results"]
-    assert len(results) == 6
+    assert len(results) == 5  # the preflight hook's nvidia-smi is diagnostic: no KG201 there
     for result in results:
         assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith(
             "examples/helm/gpu-train/")
@@ -217,8 +217,14 @@ def test_driver_rules_help_and_properties() -> None:
     assert kg201["name"] == "training-checkpoint-volume"
     assert kg201["defaultConfiguration"] == {"level": "error"}
     assert kg501["defaultConfiguration"] == {"level": "warning"}  # equal to the schema default: kept
-    assert kg201["properties"]["security-severity"] == "7.5"
-    assert kg501["properties"]["security-severity"] == "5.0"
+    # Resilience findings are not security alerts: no security-severity, GitHub ranks them by
+    # problem.severity. Only the rules tagged security (KG004, KG007: hostile input) carry one.
+    assert "security-severity" not in kg201["properties"] and "security-severity" not in kg501["properties"]
+    assert (kg201["properties"]["problem.severity"], kg501["properties"]["problem.severity"]) == ("error", "warning")
+    secured = {r["id"]: r["properties"]["security-severity"] for r in driver["rules"]
+               if "security-severity" in r["properties"]}
+    assert secured == {"KG004": "7.5", "KG007": "7.5"}  # both errors
+    assert all(("security" in r["properties"]["tags"]) == (r["id"] in secured) for r in driver["rules"])
     assert kg201["properties"]["precision"] == "medium"
     assert kg201["properties"]["tags"] == ["checkpoint", "storage", "gpu", "training"]
     assert "466" in kg201["fullDescription"]["text"]
@@ -235,7 +241,7 @@ def _github_anchor(heading: str) -> str:
 
 
 def test_help_uris_point_at_sections_of_docs_rules_md() -> None:
-    from kubegap_lint.report.sarif import RULES_DOC_URL
+    from kubegap_lint.report.sarif import rules_doc_url
 
     anchors = {_github_anchor(line.lstrip("#")) for line in (REPO / "docs" / "rules.md").read_text().splitlines()
                if line.startswith("#")}
@@ -245,7 +251,7 @@ def test_help_uris_point_at_sections_of_docs_rules_md() -> None:
     uris += [t["helpUri"] for t in run["taxonomies"][0]["taxa"]] + [run["taxonomies"][0]["informationUri"]]
     for uri in uris:
         base, _, fragment = uri.partition("#")
-        assert base == RULES_DOC_URL
+        assert base == rules_doc_url()
         assert fragment in anchors, uri
 
 
@@ -334,8 +340,8 @@ def test_two_different_findings_never_share_a_fingerprint(tmp_path: Path) -> Non
     (tmp_path / "a.yaml").write_text(text)
     (tmp_path / "b.yaml").write_text(text)
     (tmp_path / "c.yaml").write_text(text + "---\n" + text.replace("name: finetune", "name: finetune\n  namespace: ml"))
-    log, _ = sarif_of("--sarif-root", str(tmp_path), str(tmp_path))
-    assert len(log["runs"][0]["results"]) == 8
+    log, _ = sarif_of("--select", "KG201,KG501", "--sarif-root", str(tmp_path), str(tmp_path))
+    assert len(log["runs"][0]["results"]) == 8  # four resources, two rules
     _assert_fingerprints_unique(log)
 
 
@@ -445,7 +451,11 @@ def test_input_errors_become_notifications_and_execution_fails(tmp_path: Path) -
     proc = run_cli("--format", "sarif", "--output", str(out), "--select", "KG201",
                    str(GPU_JOB.relative_to(REPO)), "no/such/file.yaml")
     assert proc.returncode == 2
-    assert proc.stderr.decode() == "kubegap-lint: no/such/file.yaml: no such file or folder\n"
+    # The input error, then the summary (with --output it goes to stderr).
+    assert proc.stderr.decode().splitlines() == [
+        "kubegap-lint: no/such/file.yaml: no such file or folder",
+        "1 file, 1 documents (0 empty, 0 not Kubernetes), 1 resources, 1 workloads: 1 error, 0 warnings,"
+        f" 0 notes; 1 input error; report written to {out}"]
     log = json.loads(out.read_text())
     invocation = log["runs"][0]["invocations"][0]
     assert invocation["executionSuccessful"] is False

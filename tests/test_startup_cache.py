@@ -36,7 +36,7 @@ def _summary(catalog) -> list[tuple]:
 
 def test_second_load_comes_from_the_cache_and_is_the_same(cache, monkeypatch) -> None:
     first = load_catalog()
-    assert list(cache.glob("catalog-*.pickle"))
+    assert list(cache.glob("catalog.json"))
 
     def refuse(*args, **kwargs):
         raise AssertionError("the built-in catalog was loaded from the files again")
@@ -74,13 +74,14 @@ def test_an_unwritable_cache_folder_changes_nothing(tmp_path, monkeypatch) -> No
 
 def test_a_corrupt_cache_file_is_ignored(cache) -> None:
     expected = _summary(load_catalog())
-    for path in cache.glob("*.pickle"):
+    for path in cache.glob("*.json"):
         path.write_bytes(b"not a pickle")
     assert _summary(load_catalog()) == expected
 
 
 def test_warm_start_imports_no_jsonschema_and_prints_the_same(tmp_path) -> None:
-    manifest = tmp_path / "one.yaml"
+    (tmp_path / "src").mkdir()  # not the cache's parent: a cache inside a linted tree is not used
+    manifest = tmp_path / "src" / "one.yaml"
     manifest.write_text(CLEAN, encoding="utf-8")
     env = {"KUBEGAP_LINT_CACHE_DIR": str(tmp_path / "cache")}
     runs = []

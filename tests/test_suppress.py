@@ -321,22 +321,25 @@ def test_baseline_reports_only_new_findings(tmp_path: Path) -> None:
     (tmp_path / "manifests").mkdir()
     job = tmp_path / "manifests" / "job.yaml"
     job.write_text(GPU_JOB, encoding="utf-8")
-    create = run_cli("baseline", "create", "--no-config", "manifests", cwd=tmp_path)
+    rules = ("--select", "KG201,KG501")  # the rules GPU_JOB breaks; a new rule changes nothing here
+    create = run_cli("baseline", "create", "--no-config", *rules, "manifests", cwd=tmp_path)
     assert create.returncode == 0, create.stderr
-    assert create.stdout == run_cli("baseline", "create", "--no-config", "manifests", cwd=tmp_path).stdout
+    assert create.stdout == run_cli("baseline", "create", "--no-config", *rules, "manifests", cwd=tmp_path).stdout
     baseline = json.loads(create.stdout)
-    assert baseline["version"] == 1
+    assert baseline["version"] == 2
+    assert baseline["paths"] in ("git-top-level", "working-folder")  # tmp_path may lie in a work tree
     assert sorted(e["rule"] for e in baseline["findings"]) == ["KG201", "KG501"]
     (tmp_path / ".kubegap-baseline.json").write_bytes(create.stdout)
 
-    proc = run_cli("--no-config", "--baseline", ".kubegap-baseline.json", "manifests", cwd=tmp_path)
+    proc = run_cli("--no-config", *rules, "--baseline", ".kubegap-baseline.json", "manifests", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout
     assert b"(2 suppressed)" in proc.stdout
 
     # Lines move and a new workload appears: only the new one's findings count.
     job.write_text("# moved down\n\n" + GPU_JOB + "---\n" + GPU_JOB.replace("name: train", "name: train-2"),
                    encoding="utf-8")
-    (tmp_path / ".kubegap-lint.yaml").write_text("baseline: .kubegap-baseline.json\n", encoding="utf-8")
+    (tmp_path / ".kubegap-lint.yaml").write_text("select: [KG201, KG501]\nbaseline: .kubegap-baseline.json\n",
+                                                 encoding="utf-8")
     proc = run_cli("--format", "json", "manifests", cwd=tmp_path)
     assert proc.returncode == 1
     findings = json.loads(proc.stdout)["findings"]
@@ -347,6 +350,43 @@ def test_baseline_reports_only_new_findings(tmp_path: Path) -> None:
     # --no-baseline shows everything again.
     proc = run_cli("--no-baseline", "--format", "json", "manifests", cwd=tmp_path)
     assert all(f["suppressed"] is None for f in json.loads(proc.stdout)["findings"])
+
+
+def test_baseline_paths_are_from_the_git_top_level(tmp_path: Path) -> None:
+    """Created at the top level, used from a subfolder (and the other way round): same match."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "job.yaml").write_text(GPU_JOB, encoding="utf-8")
+    create = run_cli("baseline", "create", "--no-config", "--select", "KG201,KG501", "deploy", cwd=tmp_path)
+    assert create.returncode == 0, create.stderr
+    baseline = json.loads(create.stdout)
+    assert baseline["paths"] == "git-top-level"
+    assert [e["path"] for e in baseline["findings"]] == ["deploy/job.yaml", "deploy/job.yaml"]
+    (tmp_path / "base.json").write_bytes(create.stdout)
+    proc = run_cli("--no-config", "--select", "KG201,KG501", "--baseline", "../base.json", "job.yaml",
+                   cwd=tmp_path / "deploy")
+    assert proc.returncode == 0, proc.stdout
+    assert b"0 errors, 0 warnings, 0 notes (2 suppressed)" in proc.stdout
+    # From the subfolder, the same fingerprints.
+    again = run_cli("baseline", "create", "--no-config", "--select", "KG201,KG501", "job.yaml",
+                    cwd=tmp_path / "deploy")
+    assert again.stdout == create.stdout
+
+
+def test_version_1_baselines_still_match_from_their_folder(tmp_path: Path) -> None:
+    from kubegap_lint.suppress.fingerprint import fingerprint
+
+    (tmp_path / "job.yaml").write_text(GPU_JOB, encoding="utf-8")
+    found = run_cli("--no-config", "--select", "KG201", "--format", "json", "job.yaml", cwd=tmp_path)
+    assert found.returncode == 1
+    findings = lint(GPU_JOB, select=["KG201"], path="job.yaml").findings
+    old = {"version": 1, "findings": [{"fingerprint": fingerprint(f)} for f in findings]}
+    (tmp_path / "old.json").write_text(json.dumps(old), encoding="utf-8")
+    proc = run_cli("--no-config", "--select", "KG201", "--baseline", "old.json", "job.yaml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert b"(1 suppressed)" in proc.stdout
 
 
 def test_baseline_counts_repeated_fingerprints() -> None:

@@ -1,96 +1,243 @@
-"""Keep the built-in catalog, validated and compiled, between runs: pre-commit starts us often.
+"""Keep plain data between runs: pre-commit starts us often. Nothing in the cache can execute.
 
-Loading the built-in policies means parsing every policy and the incident catalog, checking
-them against their JSON Schemas and compiling each JMESPath expression: most of a one-file
-run. The result depends only on the files in policies/ and schemas/, the tool's version and
-the Python that runs it, so it is stored (pickled) in the user's cache folder under a digest of
-exactly those. Any change to a policy, an incident or a schema gives a new digest and a fresh
-load, which validates as before; a missing, unreadable or foreign cache file means loading
-from the files. Only the built-in catalog is cached: policy folders a user adds are loaded
-(and validated) on every run.
+Loading the built-in policies means parsing every policy file and the incident catalog and
+checking them against their JSON Schemas: most of a one-file run. What that yields is plain
+data (dicts, lists, strings, numbers), so the cache holds exactly that, as JSON, and the
+objects (policies with their compiled JMESPath, the kind table) are rebuilt from it on every
+run by the same code that builds them from the files. There is no pickle: a planted file can
+at worst hold wrong data, and a file is only read when
 
-The cache folder is the one `validcache.py` uses (`KUBEGAP_LINT_CACHE_DIR`,
-`KUBEGAP_LINT_NO_CACHE=1` turns both off).
+- the folder is absolute, outside every linted tree, ours, and writable by nobody else
+  (see `cache_dir`, which creates it 0700 in the platform's user cache folder);
+- the file is a regular file (no symlink, no FIFO), ours, not writable by others, and at most
+  MAX_FILE_BYTES;
+- its header names the key asked for and the SHA-256 of the bytes that follow it, and those
+  bytes are JSON.
+
+The key is a SHA-256 of the tool's version, the Python version, the package's own modules
+and every file (name and bytes) in the data folders, so any edit gives a fresh load, which
+validates as before. Callers check what they rebuild (policies.py checks that the cached
+policies are exactly the files in the folder); anything off means loading from the files.
+
+The API is two calls, `load(name, key)` and `store(name, key, data)`, for any plain data.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import sys
-import zlib
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any
 
 from kubegap_lint.core.datapaths import package_folders, schemas_dir
 
-T = TypeVar("T")
+MAGIC = b"kubegap-lint-cache-v2\n"
+MAX_FILE_BYTES = 16 * 1024 * 1024
+_noted: set[str] = set()
+_linted_roots: list[Path] = []
+
+
+def note(message: str) -> None:
+    """Say once per run, on stderr, why a cache was skipped (the result is the same)."""
+    if message not in _noted:
+        _noted.add(message)
+        # ASCII with escapes: a path can hold controls, bidi marks or bytes the locale lacks.
+        text = message.encode("ascii", "backslashreplace").decode("ascii")
+        print(f"kubegap-lint: note: {text}", file=sys.stderr)
+
+
+def exclude_roots(paths: list[str] | tuple[str, ...]) -> None:
+    """The trees being linted: a cache folder inside one of them is never used (a pull
+    request could plant it)."""
+    _linted_roots.clear()
+    for path in paths:
+        if path == "-":
+            continue
+        try:
+            resolved = Path(path).resolve()
+        except (OSError, RuntimeError, ValueError):
+            continue
+        _linted_roots.append(resolved if resolved.is_dir() else resolved.parent)
+
+
+def _platform_folder() -> str | None:
+    import platformdirs
+
+    try:
+        return platformdirs.user_cache_dir("kubegap-lint", appauthor=False)
+    except Exception:  # no home folder at all
+        return None
+
+
+def cache_dir() -> Path | None:
+    """The cache folder, created 0700 and checked; None (with a note) when it is unsafe."""
+    if os.environ.get("KUBEGAP_LINT_NO_CACHE"):
+        return None
+    override = os.environ.get("KUBEGAP_LINT_CACHE_DIR")
+    chosen = override or _platform_folder()
+    if not chosen:
+        return None
+    if not os.path.isabs(chosen):
+        note(f"cache folder {chosen!r} is not absolute (is HOME set?): cache not used")
+        return None
+    folder = Path(os.path.abspath(chosen))
+    try:
+        real = folder.resolve()
+    except (OSError, RuntimeError):
+        return None
+    for root in _linted_roots:
+        if real == root or root in real.parents:
+            note(f"cache folder {str(folder)!r} is inside the linted tree {str(root)!r}: cache not used")
+            return None
+    problem = _make_private(folder)
+    if problem:
+        note(f"cache folder {str(folder)!r} {problem}: cache not used")
+        return None
+    return folder
+
+
+def _make_private(folder: Path) -> str | None:
+    """Create the missing parts 0700; check the folder itself. A reason it is unsafe, or None."""
+    import stat
+
+    missing = []
+    probe = folder
+    while not os.path.lexists(probe) and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    try:
+        for part in reversed(missing):
+            os.mkdir(part, 0o700)  # 0700 whatever the umask: the umask only removes bits
+        info = os.lstat(folder)
+    except OSError as exc:
+        return f"cannot be created ({exc.strerror})"
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        return "is not a folder (or is a symbolic link)"
+    if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        return "belongs to another user"
+    if info.st_mode & 0o022:
+        return "is writable by other users"
+    return None
 
 
 def content_digest(name: str, folders: list[Path]) -> str:
-    """A digest of the tool version, the Python version, and every file (name and bytes) in folders.
+    """SHA-256 of the tool and Python versions and every file (name and bytes) in folders."""
+    import hashlib
 
-    CRC-32 and Adler-32 together (64 bits) with the total length: it guards against edits,
-    not against an attacker (who could as well edit the policies), and unlike hashlib it costs
-    no import of OpenSSL at start-up.
-    """
     from kubegap_lint import __version__
 
-    parts = [name, __version__, sys.version, *(str(f.resolve()) for f in folders)]
-    blob = bytearray("\0".join(parts).encode("utf-8", "surrogatepass"))
+    h = hashlib.sha256()
+    for part in [name, __version__, sys.version, *(str(f.resolve()) for f in folders)]:
+        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
     for folder in folders:
         for path in sorted(folder.iterdir()) if folder.is_dir() else []:
             if path.is_file():
-                blob += b"\0" + path.name.encode("utf-8", "surrogatepass") + b"\0" + path.read_bytes()
-    data = bytes(blob)
-    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
+                h.update(b"\0" + path.name.encode("utf-8", "surrogatepass") + b"\0")
+                h.update(path.read_bytes())
+    return h.hexdigest()
 
 
-def cached(name: str, data_folder: Path, build: Callable[[], T], expected: type) -> T:
-    """The object `build()` makes from data_folder and the schemas, from the cache when current."""
-    from kubegap_lint.catalog.validcache import cache_dir
+def catalog_key(name: str, data_folder: Path) -> str | None:
+    """The key of a cache built from data_folder, the schemas and this code; None if unreadable."""
+    try:
+        # The package's own modules are part of the key: what is rebuilt must match the code.
+        return content_digest(name, [data_folder, schemas_dir(), *package_folders()])
+    except OSError:
+        return None
+
+
+def _file(folder: Path, name: str) -> Path:
+    return folder / f"{name}.json"
+
+
+def read_private(path: Path, limit: int) -> bytes | None:
+    """The bytes of a regular file of ours that nobody else can write, at most limit; else None."""
+    import stat
+
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            note(f"cache file {str(path)!r} is not a regular file: ignored")
+            return None
+        if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+            note(f"cache file {str(path)!r} belongs to another user: ignored")
+            return None
+        if info.st_mode & 0o022:
+            note(f"cache file {str(path)!r} is writable by other users: ignored")
+            return None
+        if info.st_size > limit:
+            note(f"cache file {str(path)!r} is over {limit} bytes: ignored")
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            blob = handle.read(limit + 1)
+        return blob if len(blob) <= limit else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def load(name: str, key: str) -> Any | None:
+    """The plain data stored under name and key, or None (missing, stale, damaged, unsafe)."""
+    import hashlib
+    import json
 
     folder = cache_dir()
     if folder is None:
-        return build()
+        return None
+    path = _file(folder, name)
+    blob = read_private(path, MAX_FILE_BYTES)
+    if blob is None:
+        return None
+    header, _, payload = blob.partition(b"\n\n")
+    lines = header.split(b"\n")
+    if not blob.startswith(MAGIC) or len(lines) != 3:
+        note(f"cache file {str(path)!r} is not a kubegap-lint cache: ignored")
+        return None
+    if lines[1].decode("ascii", "replace") != key:
+        return None  # another version or edited policies: rebuilt and replaced
+    if lines[2].decode("ascii", "replace") != hashlib.sha256(payload).hexdigest():
+        note(f"cache file {str(path)!r} does not match its digest: ignored")
+        return None
     try:
-        # The package's own modules are part of the key: a pickled Policy must match the code
-        # that reads it, even between two checkouts of the same version.
-        key = content_digest(name, [data_folder, schemas_dir(), *package_folders()])
-    except OSError:
-        return build()
-    path = folder / f"{name}-{key}.pickle"
-    try:
-        with open(path, "rb") as handle:
-            found: Any = pickle.load(handle)
-        if isinstance(found, expected):
-            return cast(T, found)
-    except Exception:  # missing, truncated or written by another version: load from the files
-        pass
-    result = build()  # raises on a broken policy: nothing is cached then
-    _store(folder, path, result)
-    return result
+        return json.loads(payload.decode("utf-8"))
+    except (ValueError, RecursionError):
+        note(f"cache file {str(path)!r} is not valid JSON: ignored")
+        return None
 
 
-def _store(folder: Path, path: Path, value: Any) -> None:
-    """Write atomically (a temporary file renamed into place); a cache that cannot be written is skipped."""
+def store(name: str, key: str, data: Any) -> None:
+    """Keep plain data under name and key (atomically); data JSON cannot hold exactly is not kept."""
+    import hashlib
+    import json
     import tempfile
 
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".pickle")
+        payload = json.dumps(data, ensure_ascii=True, allow_nan=False, sort_keys=True,
+                             separators=(",", ":")).encode("ascii")
+        if json.loads(payload) != data or len(payload) > MAX_FILE_BYTES - 200:
+            return  # e.g. a non-string key JSON would turn into a string
+    except (TypeError, ValueError, RecursionError):
+        return
+    folder = cache_dir()
+    if folder is None:
+        return
+    blob = MAGIC + key.encode("ascii") + b"\n" + hashlib.sha256(payload).hexdigest().encode() + b"\n\n" + payload
+    try:
+        fd, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "wb") as handle:
-                pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temporary, path)
+                handle.write(blob)
+            os.replace(temporary, _file(folder, name))
         except BaseException:
             os.unlink(temporary)
             raise
-        # Older versions of this cache (policies edited since) are of no more use.
-        prefix = path.name.rsplit("-", 1)[0] + "-"
-        for stale in folder.glob(f"{prefix}*.pickle"):
-            if stale != path:
-                stale.unlink(missing_ok=True)
-    except Exception:
-        pass
+        for old in folder.glob(f"{name}-*.pickle"):  # left by versions that pickled: never read
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass  # a cache that cannot be written is skipped

@@ -10,6 +10,7 @@ from typing import Any
 
 from kubegap_lint.core.datapaths import schema_path
 from kubegap_lint.core.errors import DataFileError
+from kubegap_lint.core.safefile import read_text_limited
 from kubegap_lint.input.parse import PositionIndex, parse_chunk
 from kubegap_lint.input.scan import Chunk, split_documents
 
@@ -18,10 +19,7 @@ def load_yaml(path: Path | str, text: str | None = None) -> tuple[Any, PositionI
     """Parse a one-document YAML file; any fault is a DataFileError naming the place."""
     display = str(path)
     if text is None:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DataFileError([f"{display}: cannot be read: {exc}"]) from None
+        text = read_text_limited(path)
     chunks = [c for c in split_documents(text.splitlines(True)) if c.has_content]
     if not chunks:
         return None, PositionIndex()
@@ -80,10 +78,7 @@ def _short(error: Any) -> str:
 
 def load_validated(path: Path | str, schema_name: str, text: str | None = None) -> tuple[Any, PositionIndex]:
     if text is None:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DataFileError([f"{path}: cannot be read: {exc}"]) from None
+        text = read_text_limited(path)
     data, positions = load_yaml(path, text)
     # A text that passed this schema before passes again: skip jsonschema (see validcache.py).
     from kubegap_lint.catalog import validcache

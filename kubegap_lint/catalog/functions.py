@@ -3,7 +3,6 @@ docs/writing-policies.md. They are pure: no I/O, no code from the policy is ever
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Any
 
@@ -12,21 +11,19 @@ from jmespath.exceptions import JMESPathError
 
 from kubegap_lint.core.quantity import parse_quantity
 
-# Regular expressions come from policy files; subjects are bounded so a pattern that
-# backtracks badly still ends quickly.
+# Regular expressions come from policy files and run on RE2 (patterns.py); subjects are
+# bounded too, so one call's work is bounded whatever the engine.
 MAX_MATCH_SUBJECT = 4096
 
 
-
-@lru_cache(maxsize=512)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    from kubegap_lint.catalog.patterns import pattern_problem
+def _compiled(pattern: str) -> Any:
+    from kubegap_lint.catalog.patterns import PatternError, compile_pattern
 
     # Patterns known when a policy loads are checked then; this catches computed ones.
-    problem = pattern_problem(pattern)
-    if problem:
-        raise JMESPathError(problem)
-    return re.compile(pattern)
+    try:
+        return compile_pattern(pattern)
+    except PatternError as exc:
+        raise JMESPathError(str(exc)) from None
 
 
 class PolicyFunctions(jmespath.functions.Functions):
@@ -47,7 +44,12 @@ class PolicyFunctions(jmespath.functions.Functions):
     def _func_match(self, pattern: str, subject: str | None) -> bool:
         if subject is None:
             return False
-        return _compiled(pattern).search(subject[:MAX_MATCH_SUBJECT]) is not None
+        from kubegap_lint.catalog.patterns import PatternError
+
+        try:
+            return bool(_compiled(pattern).search(subject[:MAX_MATCH_SUBJECT]))
+        except PatternError as exc:
+            raise JMESPathError(str(exc)) from None
 
     @jmespath.functions.signature({"types": ["string", "number", "null"]})
     def _func_quantity(self, value: Any) -> float | None:
@@ -135,15 +137,98 @@ class PolicyInterpreter:
     garbage collector frees; a run pauses the collector (parallel.collector_paused). Measured
     on bench/stream_memory.py's stream: 40,000 interpreters, 270,000 objects, left behind per
     MB of input. The interpreter keeps no state between calls, so one serves every search.
+
+    Each expression is compiled into closures (compile.py) the first time it is searched and
+    kept for the run; `compiled=False` walks the AST with the interpreter instead (the
+    reference the differential test compares against).
     """
 
-    def __init__(self, params: dict[str, Any]) -> None:
-        from jmespath import visitor
+    def __init__(self, params: dict[str, Any], compiled: bool = True) -> None:
+        self._functions = PolicyFunctions(params)
+        self._interpreter = _bounded_interpreter_class()(jmespath.Options(custom_functions=self._functions))
+        self._visit = self._interpreter.visit
+        self.visit = self._visit  # evaluates one node of a parsed tree (engine/locate.py)
+        self._compiled = compiled
+        self._compiler: Any = None  # made at the first search: a run without workloads needs none
+        # id(expression) -> (expression, evaluator); the expression is kept so its id stays its own.
+        self._evaluators: dict[int, tuple[Any, Any]] = {}
 
-        options = jmespath.Options(custom_functions=PolicyFunctions(params))
-        self._visit = visitor.TreeInterpreter(options).visit
-        self.visit = self._visit  # for evaluating one node of a parsed tree (engine/locate.py)
+    def evaluator(self, expression: Any) -> Any:
+        """A callable value -> result for a compiled expression (jmespath.compile's result)."""
+        found = self._evaluators.get(id(expression))
+        if found is not None and found[0] is expression:
+            return found[1]
+        parsed = expression.parsed
+        if self._compiled:
+            if self._compiler is None:
+                from kubegap_lint.catalog.compile import Compiler
+
+                self._compiler = Compiler(self._functions, self._interpreter)
+            evaluate = self._compiler.compile(parsed)
+        else:
+            visit = self._visit
+
+            def evaluate(value: Any) -> Any:
+                return visit(parsed, value)
+
+        interpreter = self._interpreter
+
+        def bounded(value: Any) -> Any:
+            interpreter.produced = 0  # each search has its own budget of MAX_VALUES
+            return evaluate(value)
+
+        self._evaluators[id(expression)] = (expression, bounded)
+        return bounded
 
     def search(self, expression: Any, value: Any) -> Any:
-        """What `expression.search(value, options)` gives, for a compiled expression."""
-        return self._visit(expression.parsed, value)
+        """What `expression.search(value, options)` gives, for a compiled expression; a
+        JMESPathError when it builds more than MAX_VALUES values (see BoundedInterpreter)."""
+        found = self._evaluators.get(id(expression))
+        if found is not None and found[0] is expression:
+            return found[1](value)
+        return self.evaluator(expression)(value)
+
+
+# An expression from a policy may build values that grow exponentially with its length:
+# forty `[@, @][]` stages double a list forty times (2.5 GB was measured before this bound).
+# Every list an expression builds (projections, flattens, multi-selects, function results)
+# and every character of a string a function returns count against one search's budget.
+MAX_VALUES = 1_000_000
+
+
+@lru_cache(maxsize=1)
+def _bounded_interpreter_class() -> Any:
+    from jmespath import visitor
+
+    class BoundedInterpreter(visitor.TreeInterpreter):  # type: ignore[misc]
+        produced = 0
+
+        def _count(self, result: Any) -> Any:
+            if isinstance(result, (list, dict, str)):
+                self.produced += len(result)
+                if self.produced > MAX_VALUES:
+                    raise JMESPathError(f"the expression built over {MAX_VALUES:,} values: stopped")
+            return result
+
+        def visit_flatten(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_flatten(node, value))
+
+        def visit_projection(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_projection(node, value))
+
+        def visit_filter_projection(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_filter_projection(node, value))
+
+        def visit_value_projection(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_value_projection(node, value))
+
+        def visit_multi_select_list(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_multi_select_list(node, value))
+
+        def visit_multi_select_dict(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_multi_select_dict(node, value))
+
+        def visit_function_expression(self, node: Any, value: Any) -> Any:
+            return self._count(super().visit_function_expression(node, value))
+
+    return BoundedInterpreter

@@ -1,72 +1,111 @@
-"""Refuse regular expressions that could backtrack catastrophically, before any input is read.
+"""Regular expressions from policies, run in time linear in the subject.
 
 Policies call `match(pattern, subject)` with a pattern written in the policy or taken from a
-parameter. Python's `re` backtracks: a quantifier around something that can itself match in
-many ways (`(a+)+`, `(a|a)*`, `(\\s*x?)*`) takes time exponential in the subject's length, and
-the 4,096-character cap on subjects (functions.MAX_MATCH_SUBJECT) does not bound 2^4096. So a
-pattern with an unbounded repeat whose body holds another repeat or an alternation is refused
-with an error naming the policy file and field; everything else runs in time polynomial in
-the (capped) subject.
+parameter, both of which a user (or a pull request that edits a policy folder) controls.
+Python's `re` backtracks, and no syntactic guard catches every catastrophic pattern
+(`(a|aa){1,60}$`, `(?:a+){2,100}$`, `a*a*a*...b` all slip past nesting checks). So patterns
+run on RE2 (the `google-re2` package), whose automaton takes time linear in the subject
+whatever the pattern. The few patterns RE2 cannot express (backreferences, lookaround) run on
+`re` under a timer: after MATCH_SECONDS the match is abandoned and the policy's evaluation
+fails with an error naming the pattern (reported as an input error naming the policy; the
+rest of the run goes on). Where no timer can be set (a thread other than the main one), such
+a pattern is refused. A pattern neither engine compiles is refused when the policy loads.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
-try:  # Python 3.11+
-    import re._parser as _sre  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_parse as _sre  # type: ignore[no-redef]
-
-_REPEATS = {"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"}
-_AMBIGUOUS = _REPEATS | {"BRANCH"}
+MATCH_SECONDS = 0.5
 
 
-def _ambiguous_inside(items: Any) -> bool:
-    """Does this parsed body hold a repeat (of more than one) or an alternation?"""
-    stack = [items]
-    while stack:
-        for op, arg in stack.pop():
-            name = str(op)
-            if name in _REPEATS and arg[1] > 1:
-                return True
-            if name == "BRANCH" and len(arg[1]) > 1:
-                return True
-            stack.extend(_children(name, arg))
-    return False
+class PatternError(Exception):
+    """A pattern that cannot be used, or a match that ran out of time."""
 
 
-def _children(name: str, arg: Any) -> list[Any]:
-    if name in _REPEATS:
-        return [arg[2]]
-    if name == "SUBPATTERN":
-        return [arg[-1]]
-    if name == "BRANCH":
-        return list(arg[1])
-    if name in ("ASSERT", "ASSERT_NOT"):
-        return [arg[1]]
-    if name == "GROUPREF_EXISTS":
-        return [a for a in arg[1:] if a is not None]
-    if name == "ATOMIC_GROUP":
-        return [arg]
-    return []
+class _Timeout(Exception):
+    pass
+
+
+def _re2_options() -> Any:
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print to stderr what we report ourselves
+    options.max_mem = 8 << 20  # bounds the automaton a huge counted repeat would build
+    return options
+
+
+class _Re2Matcher:
+    def __init__(self, compiled: Any) -> None:
+        self._compiled = compiled
+
+    def search(self, subject: str) -> bool:
+        return self._compiled.search(subject) is not None
+
+
+class _TimedMatcher:
+    """Python's re, for what RE2 cannot express, stopped by SIGALRM after MATCH_SECONDS
+    (sre checks for signals while it backtracks)."""
+
+    def __init__(self, pattern: str, compiled: re.Pattern[str]) -> None:
+        self._pattern = pattern
+        self._compiled = compiled
+
+    def search(self, subject: str) -> bool:
+        import signal
+        import threading
+
+        if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+            raise PatternError(f"regular expression {self._pattern!r} needs a feature RE2 lacks"
+                               " (backreference or lookaround) and cannot be timed here; rewrite it without")
+
+        def expire(signum: int, frame: Any) -> None:
+            raise _Timeout
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, MATCH_SECONDS)
+        try:
+            return self._compiled.search(subject) is not None
+        except _Timeout:
+            raise PatternError(
+                f"regular expression {self._pattern!r} took over {MATCH_SECONDS} s on a subject of"
+                f" {len(subject)} characters (it backtracks; it uses a feature RE2 lacks, so it runs on"
+                " Python's re): rewrite it without backreferences or lookaround") from None
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+
+@lru_cache(maxsize=512)
+def compile_pattern(pattern: str) -> _Re2Matcher | _TimedMatcher:
+    """A matcher for pattern; PatternError when neither engine compiles it."""
+    import re2
+
+    try:
+        return _Re2Matcher(re2.compile(pattern, _re2_options()))
+    except re2.error:
+        pass
+    try:
+        compiled = re.compile(pattern)
+    except (re.error, RecursionError, OverflowError) as exc:
+        raise PatternError(f"regular expression {pattern!r} does not compile: {exc}") from None
+    return _TimedMatcher(pattern, compiled)
 
 
 def pattern_problem(pattern: str) -> str | None:
-    """Why this pattern is refused, or None when it may be used."""
-    try:
+    """Why this pattern cannot be used, or None when it may be."""
+    try:  # at load time: Python's re is imported already, RE2 waits until a match runs
         re.compile(pattern)
-    except re.error as exc:
-        return f"regular expression {pattern!r} does not compile: {exc}"
-    stack = [_sre.parse(pattern)]
-    while stack:
-        for op, arg in stack.pop():
-            name = str(op)
-            if name in _REPEATS and arg[1] == _sre.MAXREPEAT and _ambiguous_inside(arg[2]):
-                return (f"regular expression {pattern!r} nests a quantifier or an alternation inside"
-                        " an unbounded repeat, which can backtrack for ever; rewrite it without")
-            stack.extend(_children(name, arg))
+        return None
+    except (re.error, RecursionError, OverflowError):
+        pass
+    try:
+        compile_pattern(pattern)
+    except PatternError as exc:
+        return str(exc)
     return None
 
 
@@ -108,7 +147,7 @@ def expression_pattern_errors(ast: dict[str, Any], params: dict[str, Any]) -> li
 
 
 def policy_pattern_errors(policies: list[Any], params: dict[str, Any]) -> list[str]:
-    """One line per refused pattern: the policy file, the field, and why."""
+    """One line per pattern that does not compile: the policy file, the field, and why."""
     errors: list[str] = []
     for policy in policies:
         fields: list[tuple[str, Any]] = [

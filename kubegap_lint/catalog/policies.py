@@ -38,7 +38,10 @@ class MessageTemplate:
         return "".join(out)
 
 
-def _display(value: Any) -> str:
+_MAX_DISPLAY_DEPTH = 8  # lists in lists: beyond this a message says "..." (no recursion limit)
+
+
+def _display(value: Any, depth: int = 0) -> str:
     if value is None:
         return "?"
     if isinstance(value, bool):
@@ -46,7 +49,11 @@ def _display(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     if isinstance(value, list):
-        return ", ".join(_display(v) for v in value)
+        if depth >= _MAX_DISPLAY_DEPTH:
+            return "..."
+        return ", ".join(_display(v, depth + 1) for v in value)
+    if isinstance(value, int) and not -10**100 < value < 10**100:
+        return "a number of over 100 digits"  # str() raises beyond 4,300 digits
     return str(value)
 
 
@@ -82,7 +89,11 @@ class Policy:
     at: tuple[tuple[str, Any], ...] = ()
     message: MessageTemplate | None = None
     severity_expr: Any = None
+    needs: tuple[str, ...] = ()  # facts it cannot judge without (KG008 names it when one is missing)
     raw: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+_ID_PREFIX = re.compile(r"^[A-Za-z]{2}[0-9]{0,3}$")
 
 
 @dataclass
@@ -105,6 +116,27 @@ class Catalog:
             if key in (policy.id, policy.name) or key.upper() == policy.id:
                 return policy
         return None
+
+    def select(self, key: str) -> list[Policy]:
+        """The policies a selector names, in catalog order: an id or name; an id prefix
+        (`KG3`, as ruff selects by prefix); a glob over ids and names (`KG3*`, `nccl-*`); or a
+        tag (`nccl`). Empty when it names none."""
+        key = key.strip()
+        found = self.find(key)
+        if found is not None:
+            return [found]
+        if not key:
+            return []
+        if any(c in key for c in "*?["):
+            import fnmatch
+
+            return [p for p in self.policies if fnmatch.fnmatchcase(p.id, key.upper())
+                    or fnmatch.fnmatchcase(p.name, key)]
+        if _ID_PREFIX.match(key):
+            by_prefix = [p for p in self.policies if p.id.startswith(key.upper())]
+            if by_prefix:
+                return by_prefix
+        return [p for p in self.policies if key in p.tags]
 
 
 def _compile(expression: str, display: str, data: Any, positions: PositionIndex, path: list[Any]) -> Any:
@@ -136,10 +168,14 @@ def _template(text: str, display: str, data: Any, positions: PositionIndex) -> M
 
 
 def load_policy(path: Path) -> Policy:
-    display = str(path)
     data, positions = load_validated(path, "policy.schema.json")
+    return policy_from_data(data, str(path), positions, path.name)
+
+
+def policy_from_data(data: dict[str, Any], display: str, positions: PositionIndex, file_name: str) -> Policy:
+    """A Policy from a file's validated data (from the file, or from the cache)."""
     expected = f"{data['id']}-{data['name']}.yaml"
-    if path.name != expected:
+    if file_name != expected:
         raise DataFileError([f"{display}: the file of policy {data['id']} must be named {expected}"])
     scope = data.get("scope", "workload")
     compiled: dict[str, Any] = {}
@@ -165,6 +201,7 @@ def load_policy(path: Path) -> Policy:
         precision=data.get("precision", "high"),
         enabled=bool(data.get("enabled", True)),
         path=display,
+        needs=tuple(data.get("needs", [])),
         raw=data,
         **compiled,
     )
@@ -172,8 +209,12 @@ def load_policy(path: Path) -> Policy:
 
 def load_incidents(path: Path) -> dict[str, Incident]:
     data, _ = load_validated(path, "incidents.schema.json")
+    return incidents_from_data(data["incidents"], path)
+
+
+def incidents_from_data(entries: list[Any], path: Path) -> dict[str, Incident]:
     incidents: dict[str, Incident] = {}
-    for entry in data["incidents"]:
+    for entry in entries:
         if entry["id"] in incidents:
             raise DataFileError([f"{path}: incident id '{entry['id']}' is defined twice"])
         incidents[entry["id"]] = Incident(
@@ -202,12 +243,52 @@ def policy_files(folder: Path) -> list[Path]:
 def load_catalog(extra_dirs: Iterable[Path] = (), builtin_dir: Path | None = None) -> Catalog:
     """Load built-in (and extra) policies with their incidents; all errors are collected."""
     extra_dirs = list(extra_dirs)
-    if not extra_dirs:  # the built-in catalog alone: kept between runs (catalogcache.py)
-        from kubegap_lint.catalog.cache import cached
-
-        folder = builtin_dir or policies_dir()
-        return cached("catalog", folder, lambda: _load_catalog([], folder), Catalog)
+    if not extra_dirs:  # the built-in catalog alone: kept between runs as plain data (cache.py)
+        return _cached_catalog(builtin_dir or policies_dir())
     return _load_catalog(extra_dirs, builtin_dir)
+
+
+def _cached_catalog(folder: Path) -> Catalog:
+    from kubegap_lint.catalog import cache
+
+    key = cache.catalog_key("catalog", folder)
+    if key is None:
+        return _load_catalog([], folder)
+    found = cache.load("catalog", key)
+    if found is not None:
+        try:
+            return _rebuild(found, folder)
+        except Exception:  # noqa: BLE001 - any fault in cached data: load from the files
+            cache.note("the cached catalog does not match the policy files: loaded from the files")
+    catalog = _load_catalog([], folder)  # raises on a broken policy: nothing is cached then
+    cache.store("catalog", key, _as_plain(catalog))
+    return catalog
+
+
+def _as_plain(catalog: Catalog) -> dict[str, Any]:
+    """What the catalog is built from, as JSON-ready data (the validated files' contents)."""
+    return {
+        "policies": [{"file": Path(p.path).name, "data": p.raw} for p in catalog.policies],
+        "incidents": [incident.raw for incident in catalog.incidents.values()],
+        "params": catalog.params,
+    }
+
+
+def _rebuild(found: Any, folder: Path) -> Catalog:
+    """The catalog from cached data, checked against the folder: exactly its policy files."""
+    if not isinstance(found, dict) or not isinstance(found.get("params"), dict):
+        raise ValueError("not a catalog")
+    files = {p.name: p for p in policy_files(folder)}
+    records = found["policies"]
+    if not isinstance(records, list) or sorted(r["file"] for r in records) != sorted(files):
+        raise ValueError("not the policy files of the folder")
+    incidents = incidents_from_data(found["incidents"], folder / "incidents.yaml")
+    policies = [policy_from_data(r["data"], str(files[r["file"]]), PositionIndex(), r["file"])
+                for r in records]
+    if any(e not in incidents for p in policies for e in p.evidence):
+        raise ValueError("unknown evidence")
+    policies.sort(key=lambda p: p.id)
+    return Catalog(policies, incidents, found["params"])
 
 
 def _load_catalog(extra_dirs: list[Path], builtin_dir: Path | None) -> Catalog:

@@ -4,7 +4,8 @@ Importing jsonschema and validating the built-in policies took most of a one-fil
 start-up. Validation is a pure function of the schema and the file's text, so a file whose
 exact text passed against the exact schema before needs no second look. The cache holds only
 SHA-256 digests of (tool version, schema bytes, file text) that validated cleanly, one per
-line, in the user's cache folder. It never holds data or code: a lost, stale or unreadable
+line, in the user's cache folder, checked as cache.py checks its folder and files (private,
+ours, bounded). It never holds data or code: a lost, stale or unreadable
 cache only means validating again, and any change to a policy or a schema gives a new digest.
 
 `KUBEGAP_LINT_CACHE_DIR` moves the folder; `KUBEGAP_LINT_NO_CACHE=1` turns the cache off.
@@ -17,17 +18,15 @@ from functools import cache
 from pathlib import Path
 
 CACHE_FILE = "validated-v1.txt"
+MAX_BYTES = 4 * 1024 * 1024  # 65,536 digests: far more than the built-in data files
 _known: set[str] | None = None
 
 
 def cache_dir() -> Path | None:
-    if os.environ.get("KUBEGAP_LINT_NO_CACHE"):
-        return None
-    override = os.environ.get("KUBEGAP_LINT_CACHE_DIR")
-    if override:
-        return Path(override)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "kubegap-lint"
+    """The checked, private cache folder (see cache.py), or None."""
+    from kubegap_lint.catalog.cache import cache_dir as checked
+
+    return checked()
 
 
 @cache
@@ -58,11 +57,13 @@ def _load() -> set[str]:
         _known = set()
         folder = cache_dir()
         if folder is not None:
-            try:
-                with open(folder / CACHE_FILE, encoding="ascii") as handle:
-                    _known = {line.strip() for line in handle if len(line.strip()) == 64}
-            except (OSError, UnicodeDecodeError):
-                pass
+            from kubegap_lint.catalog.cache import read_private
+
+            # Only a regular file of ours, writable by nobody else, and at most MAX_BYTES.
+            blob = read_private(folder / CACHE_FILE, MAX_BYTES)
+            if blob is not None:
+                _known = {line for line in blob.decode("ascii", "replace").split("\n")
+                          if len(line) == 64 and all(c in "0123456789abcdef" for c in line)}
     return _known
 
 
@@ -81,10 +82,13 @@ def remember(key: str) -> None:
     if folder is None:
         return
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / CACHE_FILE
+        if path.is_file() and path.stat().st_size > MAX_BYTES - 65:
+            return  # full: kept as it is (a new version of the tool starts a new file)
         # One short line per append: concurrent runs (pre-commit, parallel workers) interleave
         # whole lines, and a torn line is ignored on reading.
-        with open(folder / CACHE_FILE, "a", encoding="ascii") as handle:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "a", encoding="ascii") as handle:
             handle.write(key + "\n")
     except OSError:
         pass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn
 
 import click
 
@@ -36,11 +36,28 @@ def write(text: str | Iterable[str], output: str | None) -> None:
         except OSError as exc:
             fail(f"cannot write {output}: {exc.strerror}")
     else:
-        # click 8.5 declares get_text_stream lazily, which mypy reads as `object`
-        stream: Any = cast(Any, click.get_text_stream)("stdout")
-        for piece in pieces:
-            stream.write(piece)
-        stream.flush()
+        if sys.stdout is None:
+            fail("cannot write the report: standard output is closed")
+        # sys.stdout itself (not click's text stream, which may wrap the bytes anew): main()
+        # set it to write what the locale cannot encode as backslash escapes.
+        stream: Any = sys.stdout
+        try:
+            for piece in pieces:
+                stream.write(piece)
+            stream.flush()
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): main() ends quietly
+        except OSError as exc:
+            _drop_stdout()
+            fail(f"cannot write the report to standard output: {exc.strerror or exc}")
+
+
+def _drop_stdout() -> None:
+    """After a failed write, send what is still buffered nowhere: the exit must not fail again."""
+    try:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")
+    except OSError:
+        pass
 
 
 def split_names(values: tuple[str, ...]) -> list[str]:
@@ -51,9 +68,11 @@ def resolve_settings(paths: tuple[str, ...], config_file: str | None, no_config:
                      select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str | None = None,
                      baseline: str | None = None, no_baseline: bool = False) -> Any:
     """The run's settings (configuration, then the command line) and the policy catalog."""
+    from kubegap_lint.catalog import cache
     from kubegap_lint.catalog.policies import load_catalog
     from kubegap_lint.config.load import check_rule_names, resolve
 
+    cache.exclude_roots(paths)  # before anything reads a cache: none inside a linted tree
     resolved = resolve(paths, config_file, no_config, split_names(select), split_names(ignore),
                        fail_on, baseline, no_baseline)
     catalog = load_catalog(resolved.settings.policy_dirs)
@@ -61,19 +80,44 @@ def resolve_settings(paths: tuple[str, ...], config_file: str | None, no_config:
     return resolved, catalog
 
 
+def input_is_empty(result: Any) -> bool:
+    """No YAML document with content anywhere in the input (nothing read, an empty stdin, only
+    comments): the sign of a broken pipe upstream, e.g. a `helm template` that failed."""
+    stats = result.stats
+    return not result.errors and stats.documents == stats.empty_documents
+
+
 def report_and_exit(result: Any, linter: Any, fmt: str, output: str | None, no_colour: bool,
-                    show_suppressed: bool, sarif_root: str | None, sarif_category: str | None) -> NoReturn:
-    """Print the input errors, write the report in the chosen format, exit with the run's code."""
+                    show_suppressed: bool, sarif_root: str | None, sarif_category: str | None,
+                    choices: Any = None) -> NoReturn:
+    """Print the input errors, write the report in the chosen format, exit with the run's code.
+
+    With --output the summary line goes to stderr (the terminal is never left silent); with
+    --quiet there is none; --exit-zero turns exit code 1 into 0 (2 stays 2)."""
+    from kubegap_lint.cli.options import OutputChoices
     from kubegap_lint.report.formats import ReportOptions, render
     from kubegap_lint.report.sanitize import safe_text
 
+    choices = choices or OutputChoices()
     for error in result.errors:  # paths and messages may hold control characters: escape them
         click.echo(f"kubegap-lint: {safe_text(error.display())}", err=True)
+    if not choices.allow_empty and input_is_empty(result):
+        fail("the input holds no YAML document (an empty stdin, e.g. from a `helm template` that"
+             " failed, or no manifest in the named folders); pass --allow-empty to accept that")
+    if choices.statistics and fmt != "text":
+        fail(f"--statistics is for the text format, not {fmt}")
     options = ReportOptions(colour=not output and colour_wanted(no_colour, sys.stdout),
                             show_suppressed=show_suppressed, params=linter.params,
-                            sarif_root=sarif_root, sarif_category=sarif_category)
+                            sarif_root=sarif_root, sarif_category=sarif_category,
+                            summary=not choices.quiet, estimates=choices.estimate and not choices.quiet,
+                            statistics=choices.statistics)
     report = render(fmt, result, options)
     for warning in report.warnings:
         click.echo(f"kubegap-lint: {warning}", err=True)
     write(report.pieces, output)
-    sys.exit(result.exit_code(linter.settings.fail_on))
+    if output and not choices.quiet:
+        from kubegap_lint.report.text import summary_line
+
+        click.echo(f"{summary_line(result)}; report written to {safe_text(output)}", err=True)
+    code = result.exit_code(linter.settings.fail_on)
+    sys.exit(0 if code == 1 and choices.exit_zero else code)

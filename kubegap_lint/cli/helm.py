@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from kubegap_lint.cli.common import fail, report_and_exit, resolve_settings
-from kubegap_lint.cli.options import config_options, report_options
+from kubegap_lint.cli.options import OutputChoices, config_options, output_options, report_options
 
 
 @click.command("helm")
@@ -45,6 +45,7 @@ from kubegap_lint.cli.options import config_options, report_options
               help="Pass (exit 0, with a note) instead of failing when Helm is not available.")
 @report_options
 @config_options
+@output_options
 def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[str, ...],
                  set_strings: tuple[str, ...], set_files: tuple[str, ...],
                  release: str | None, namespace: str | None, kube_version: str | None,
@@ -53,7 +54,7 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
                  allow_missing_helm: bool, fmt: str, output: str | None, fail_on: str | None,
                  select: tuple[str, ...], ignore: tuple[str, ...], no_colour: bool,
                  config_file: str | None = None, no_config: bool = False, sarif_root: str | None = None,
-                 sarif_category: str | None = None) -> None:
+                 sarif_category: str | None = None, choices: OutputChoices | None = None) -> None:
     """Render CHART as `helm template` does and lint the output; findings point at the templates."""
     from kubegap_lint.helm.render import HelmError, HelmMissing, RenderOptions, charts_of, find_helm, render
     from kubegap_lint.helm.sdk import engine
@@ -105,11 +106,12 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     resolved, catalog = resolve_settings(tuple(chosen), config_file, no_config, select, ignore, fail_on)
     settings = resolved.settings
     settings.chart_dirs = [chart for chart in chosen if os.path.isdir(chart)]
+    settings.partial = True  # a chart is part of a repository: exemptions without paths are not judged
     linter = Linter(settings, catalog=catalog)
     linter.template_places = places
     result = linter.lint_texts(rendered)
     result.errors[:0] = errors
-    report_and_exit(result, linter, fmt, output, no_colour, False, sarif_root, sarif_category)
+    report_and_exit(result, linter, fmt, output, no_colour, False, sarif_root, sarif_category, choices)
 
 
 def _kept(folder: str, chart: str, text: str, done: list[tuple[str, str]]) -> str:

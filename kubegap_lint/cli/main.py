@@ -1,8 +1,11 @@
 """The command line: wires the stages and nothing else.
 
 `kubegap-lint PATHS...` lints (the `lint` subcommand is implied); other subcommands list and
-explain rules. Every error a user can cause ends in one line on stderr and exit code 2; no
-traceback reaches the terminal.
+explain rules. An existing path wins over a subcommand's name (`kubegap-lint config` lints the
+folder `config`, where kubebuilder projects keep their manifests) unless the words after it are
+that subcommand's own (`config show`, `helm --from-files`); `kubegap-lint lint PATHS` is the
+explicit form, for scripts (docs/command-line.md). Every error a user can cause ends in one line
+on stderr and exit code 2; no traceback reaches the terminal.
 """
 
 from __future__ import annotations
@@ -10,22 +13,43 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from typing import Any
 
 import click
 
 from kubegap_lint import __version__
 from kubegap_lint.cli.common import EXIT_USAGE, fail, report_and_exit, resolve_settings, write
 from kubegap_lint.cli.helm import helm_command
-from kubegap_lint.cli.options import config_options, report_options, stdin_filename_option
+from kubegap_lint.cli.options import (
+    OutputChoices,
+    config_options,
+    output_options,
+    report_options,
+    stdin_filename_option,
+)
 from kubegap_lint.core.errors import KubegapError
 
 
+def _parses_as_lint(args: list[str]) -> bool:
+    """The arguments are a valid `lint` command line whose every path exists (or is -)."""
+    parser = lint_command.make_parser(click.Context(lint_command))
+    try:
+        values, _, _ = parser.parse_args(list(args))
+    except click.UsageError:
+        return False
+    return all(path == "-" or os.path.exists(path) for path in values.get("paths") or ())
+
+
 class _DefaultLintGroup(click.Group):
-    """Treat `kubegap-lint PATH...` as `kubegap-lint lint PATH...`."""
+    """Treat `kubegap-lint PATH...` as `kubegap-lint lint PATH...`, also when PATH is named
+    like a subcommand: an existing path wins, unless the rest of the line only makes sense as
+    that subcommand (`config show`, `helm --from-files chart/x`, `explain KG101`)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--version", "--help", "-h"):
-            args = ["lint", *args]
+        if args and args[0] not in ("--version", "--help", "-h", "lint"):
+            first = args[0]
+            if first not in self.commands or (os.path.exists(first) and _parses_as_lint(args)):
+                args = ["lint", *args]
         return super().parse_args(ctx, args)
 
 
@@ -42,6 +66,7 @@ def cli() -> None:
 @click.argument("paths", nargs=-1)
 @report_options
 @config_options
+@output_options
 @click.option("--baseline", type=click.Path(dir_okay=False),
               help="Suppress the findings recorded in this baseline file.")
 @click.option("--no-baseline", is_flag=True, help="Ignore the configured baseline.")
@@ -50,39 +75,68 @@ def cli() -> None:
               help="Where to find the charts that `# Source:` lines name [default: below the current folder].")
 @click.option("--skip-chart-templates", is_flag=True,
               help="Pass over files in a chart's templates/ folder (they are not YAML until rendered).")
+@click.option("--repo-facts/--no-repo-facts", default=True, show_default=True,
+              help="When PATHS are part of a git work tree, read the cross-resource facts (PDBs, ConfigMaps,"
+                   " PVCs, DRA claims) of the whole tree; findings are still reported for PATHS only.")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=1, show_default=True,
               help="Worker processes for inputs over 1 MB (0: one per CPU). Same output; one"
                    " process streams with bounded memory, workers hold the whole input.")
+@click.option("--follow-symlinks-out", is_flag=True,
+              help="Read symbolic links to files outside the linted tree (skipped with a note by default).")
 @stdin_filename_option
 def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None,
                  config_file: str | None, no_config: bool, select: tuple[str, ...],
                  ignore: tuple[str, ...], baseline: str | None, no_baseline: bool,
                  show_suppressed: bool, no_colour: bool, chart_dirs: tuple[str, ...] = (),
                  skip_chart_templates: bool = False, sarif_root: str | None = None,
-                 sarif_category: str | None = None, jobs: int = 1, stdin_filename: str | None = None) -> None:
+                 sarif_category: str | None = None, jobs: int = 1, repo_facts: bool = True,
+                 choices: OutputChoices | None = None, stdin_filename: str | None = None,
+                 follow_symlinks_out: bool = False) -> None:
     """Lint manifests: files, folders (recursively) and - for stdin. A folder holding a
     Chart.yaml is a chart: rendered in-process when the Helm engine is installed, else skipped."""
     if not paths:
         fail("no input: name files or folders to lint, or - for stdin (see --help)")
     from kubegap_lint.engine.run import Linter
+    from kubegap_lint.input.sources import discover
 
-    resolved, catalog = resolve_settings(paths, config_file, no_config, select, ignore, fail_on, baseline,
-                                 no_baseline)
+    choices = choices or OutputChoices()
+    stdin_name = stdin_filename
+    resolved, catalog = resolve_settings(_config_paths(paths, stdin_name), config_file, no_config, select,
+                                         ignore, fail_on, baseline, no_baseline)
     settings = resolved.settings
     settings.chart_dirs.extend(chart_dirs)
+    settings.follow_symlinks_out = follow_symlinks_out
+    sources, errors = discover(paths, settings.exclude, stdin_name, follow_outside=follow_symlinks_out)
+    if repo_facts:
+        settings.context = _repository_context(_config_paths(paths, stdin_name), sources, settings.exclude)
     linter = Linter(settings, catalog=catalog)
     from kubegap_lint.engine import parallel
     from kubegap_lint.helm.render import split_chart_sources
-    from kubegap_lint.input.sources import discover
 
-    sources, errors = discover(paths, settings.exclude, stdin_filename)
     sources, charts = split_chart_sources(sources)
+    if charts:
+        choices.allow_empty = True  # charts were found (rendered, or skipped with a note): not empty
     with tempfile.TemporaryDirectory(prefix="kubegap-lint-") as scratch:
         if charts and not skip_chart_templates:
             sources += _rendered_charts(charts, scratch, errors, linter.template_places)
             settings.chart_dirs.extend(charts)
         result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
-    report_and_exit(result, linter, fmt, output, no_colour, show_suppressed, sarif_root, sarif_category)
+    report_and_exit(result, linter, fmt, output, no_colour, show_suppressed, sarif_root, sarif_category,
+                    choices)
+
+
+def _repository_context(paths: tuple[str, ...], sources: list[Any], excludes: list[str]) -> Any:
+    """The facts of the rest of the git work tree for a partial run (workloads/repofacts.py);
+    a chart's files are not manifests until rendered, so they give none."""
+    from kubegap_lint.helm.render import chart_root
+    from kubegap_lint.workloads.repofacts import repository_context
+
+    return repository_context(paths, sources, excludes, lambda path: chart_root(path) is not None)
+
+
+def _config_paths(paths: tuple[str, ...], stdin_name: str | None) -> tuple[str, ...]:
+    """The paths the configuration is found from: --stdin-filename stands for -."""
+    return tuple(stdin_name if p == "-" and stdin_name else p for p in paths)
 
 
 def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict) -> list:
@@ -149,14 +203,19 @@ def baseline_create_command(paths: tuple[str, ...], config_file: str | None, no_
                             select: tuple[str, ...], ignore: tuple[str, ...], output: str | None) -> None:
     """Print a baseline of the findings in PATHS: `kubegap-lint baseline create . > .kubegap-baseline.json`.
 
-    Run it, and later lint, from the same folder: paths are part of each fingerprint."""
+    Paths in it are from the git top level, so later runs match it from any folder of the repository."""
     if not paths:
         fail("no input: name files or folders to record, or - for stdin (see --help)")
     from kubegap_lint.engine.run import Linter
+    from kubegap_lint.input.sources import discover
     from kubegap_lint.suppress.baseline import baseline_pieces
 
     resolved, catalog = resolve_settings(paths, config_file, no_config, select, ignore, no_baseline=True)
-    result = Linter(resolved.settings, catalog=catalog).lint_paths(paths)
+    settings = resolved.settings
+    sources, errors = discover(paths, settings.exclude)
+    # The findings a partial `lint` run would give: facts from the rest of the work tree.
+    settings.context = _repository_context(paths, sources, settings.exclude)
+    result = Linter(settings, catalog=catalog).lint_sources(sources, errors)
     for error in result.errors:
         click.echo(f"kubegap-lint: {error.display()}", err=True)
     write(baseline_pieces(result.iter_findings()), output)
@@ -182,19 +241,32 @@ def policies_check_command(folders: tuple[str, ...]) -> None:
     sys.exit(code)
 
 
+def _command_catalog(config_file: str | None, no_config: bool) -> Any:
+    """The catalog with the policy folders of the configuration found from this folder, as
+    `lint .` would load it (custom policies included)."""
+    from kubegap_lint.catalog.policies import load_catalog
+    from kubegap_lint.config.load import resolve
+
+    resolved = resolve((".",), config_file, no_config)
+    return load_catalog(resolved.settings.policy_dirs)
+
+
 @cli.command("rules")
 @click.option("--markdown", is_flag=True, help="Print the generated reference (docs/rules.md).")
-def rules_command(markdown: bool) -> None:
-    """List every policy: id, name, severity, title."""
-    from kubegap_lint.catalog.policies import load_catalog
-
-    catalog = load_catalog()
+@click.option("--config", "config_file", type=click.Path(dir_okay=False),
+              help="Use this configuration file (its policy_dirs) instead of the discovered one.")
+@click.option("--no-config", is_flag=True, help="Ignore configuration files: the built-in rules only.")
+def rules_command(markdown: bool, config_file: str | None, no_config: bool) -> None:
+    """List every policy, with those of the configured policy folders: id, name, severity, title."""
     if markdown:
         from kubegap_lint.catalog.docs import render_rules_markdown
+        from kubegap_lint.catalog.policies import load_catalog
         from kubegap_lint.core.datapaths import examples_dir
 
-        write(render_rules_markdown(catalog, examples_dir()), None)
+        # The reference documents the built-in rules, whatever folder it is generated from.
+        write(render_rules_markdown(load_catalog(), examples_dir()), None)
         return
+    catalog = _command_catalog(config_file, no_config)
     width = max(len(p.name) for p in catalog.policies)
     for policy in catalog.policies:
         state = "" if policy.enabled else " (disabled by default)"
@@ -203,12 +275,14 @@ def rules_command(markdown: bool) -> None:
 
 @cli.command("explain")
 @click.argument("rule")
-def explain_command(rule: str) -> None:
+@click.option("--config", "config_file", type=click.Path(dir_okay=False),
+              help="Use this configuration file (its policy_dirs) instead of the discovered one.")
+@click.option("--no-config", is_flag=True, help="Ignore configuration files: the built-in rules only.")
+def explain_command(rule: str, config_file: str | None, no_config: bool) -> None:
     """Explain a rule (id or name): why it matters, the evidence, and the fix."""
-    from kubegap_lint.catalog.policies import load_catalog
     from kubegap_lint.cli.explain import explain
 
-    catalog = load_catalog()
+    catalog = _command_catalog(config_file, no_config)
     policy = catalog.find(rule)
     if policy is None:
         fail(f"unknown rule '{rule}' (see `kubegap-lint rules`)")
@@ -221,9 +295,21 @@ cli.add_command(helm_command)
 
 def main() -> None:
     """Entry point: run the CLI, turning every known error into one line and exit code 2."""
+    # Names from any input must reach any terminal: what the locale cannot encode (an emoji in
+    # a Latin-1 locale, a file name that is not UTF-8) is written as a backslash escape.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
     try:
         cli.main(prog_name="kubegap-lint", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # click turns Ctrl-C into Abort
+            click.echo("kubegap-lint: interrupted", err=True)
+            sys.exit(130)  # 128 + SIGINT, as shells report it
         click.echo("kubegap-lint: aborted", err=True)
         sys.exit(EXIT_USAGE)
     except click.exceptions.ClickException as exc:
@@ -242,6 +328,7 @@ def main() -> None:
         finally:
             sys.exit(1)
     except KeyboardInterrupt:
+        click.echo("kubegap-lint: interrupted", err=True)
         sys.exit(130)
     except SystemExit:
         raise

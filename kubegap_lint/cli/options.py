@@ -45,6 +45,44 @@ def report_options(command: Any) -> Any:
     ])
 
 
+class OutputChoices:
+    """The choices about what a run prints and how it exits, shared by `lint` and `helm`
+    (`output_options` packs them into one `choices` argument)."""
+
+    def __init__(self, quiet: bool = False, statistics: bool = False, exit_zero: bool = False,
+                 estimate: bool = True, allow_empty: bool = False) -> None:
+        self.quiet = quiet
+        self.statistics = statistics
+        self.exit_zero = exit_zero
+        self.estimate = estimate
+        self.allow_empty = allow_empty
+
+
+def output_options(command: Any) -> Any:
+    """--quiet, --statistics, --exit-zero, --estimate/--no-estimate, --allow-empty: given to the
+    command as one `choices: OutputChoices` argument (--stdin-filename is stdin_filename_option)."""
+    import functools
+
+    @functools.wraps(command)
+    def packed(*args: Any, quiet: bool, statistics: bool, exit_zero: bool, estimate: bool,
+               allow_empty: bool, **kwargs: Any) -> Any:
+        return command(*args, choices=OutputChoices(quiet, statistics, exit_zero, estimate, allow_empty),
+                       **kwargs)
+
+    return _apply(packed, [
+        click.option("--quiet", "-q", is_flag=True,
+                     help="Print the findings only: no summary line, no interruption estimate."),
+        click.option("--statistics", is_flag=True,
+                     help="Print how many findings each rule gave instead of the findings (text format)."),
+        click.option("--exit-zero", is_flag=True,
+                     help="Exit 0 even when there are findings (input and usage errors still exit 2)."),
+        click.option("--estimate/--no-estimate", default=True, show_default=True,
+                     help="The 'Expected interruptions' block of the text report (docs/estimate.md)."),
+        click.option("--allow-empty", is_flag=True,
+                     help="Exit 0 on an input without any YAML document (by default an error: exit 2)."),
+    ])
+
+
 def stdin_filename_option(command: Any) -> Any:
     """--stdin-filename NAME: the name piped input (`-`) is reported under. Shared by the
     commands that read stdin (issue 16 uses the same definition for `lint`)."""

@@ -19,6 +19,7 @@ from typing import Any
 from kubegap_lint.config.settings import Exemption, Settings
 from kubegap_lint.core.errors import DataFileError
 from kubegap_lint.core.model import Severity
+from kubegap_lint.core.safefile import read_text_limited
 from kubegap_lint.input.parse import PositionIndex
 
 CONFIG_NAME = ".kubegap-lint.yaml"
@@ -96,12 +97,29 @@ def _has_tool_table(path: Path) -> bool:
     return f"[tool.{TOOL_TABLE}" in text or f'[tool."{TOOL_TABLE}"' in text
 
 
+def _search_folders(folder: Path) -> list[Path]:
+    """The folders discovery may read, nearest first: up to the git top level (the first
+    folder that holds `.git`), never above the home folder; outside a repository up to the
+    home folder or else the working folder; a folder under none of these is searched alone.
+    So a configuration planted in a parent such as /tmp, or above the repository, never
+    applies without `--config`."""
+    chain = [folder, *folder.parents]
+    home = os.environ.get("HOME")
+    home_path = Path(home).resolve() if home and os.path.isabs(home) else None
+    cwd = Path.cwd().resolve()
+    for bound in (lambda p: os.path.lexists(p / ".git"), lambda p: p == cwd):
+        for index, candidate in enumerate(chain):
+            if candidate == home_path or bound(candidate):
+                return chain[: index + 1]
+    return [folder]
+
+
 def discover_config(start: Path) -> Path | None:
-    """The nearest configuration file in start's folder or above it."""
+    """The nearest configuration file in start's folder or above it, within the repository."""
     folder = start.resolve()
     if not folder.is_dir():
         folder = folder.parent
-    for candidate in (folder, *folder.parents):
+    for candidate in _search_folders(folder):
         yaml_file = candidate / CONFIG_NAME
         if yaml_file.is_file():
             return yaml_file
@@ -125,24 +143,24 @@ def read_config(path: Path) -> ConfigFile:
     if not path.is_file():
         raise DataFileError([f"{display}: configuration file not found"])
     if path.name == PYPROJECT_NAME or path.suffix == ".toml":
+        text = read_text_limited(path, what="configuration", display=display)
         try:
-            text = path.read_text(encoding="utf-8")
             document = _load_toml(text)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DataFileError([f"{display}: cannot be read: {exc}"]) from None
+        except RecursionError:
+            raise DataFileError([f"{display}: nested too deeply"]) from None
         except ValueError as exc:  # tomllib.TOMLDecodeError
             raise DataFileError([f"{display}: not valid TOML: {exc}"]) from None
-        table = document.get("tool", {}).get(TOOL_TABLE, {}) if path.name == PYPROJECT_NAME else document
+        tool = document.get("tool", {}) if path.name == PYPROJECT_NAME else {}
+        if not isinstance(tool, dict):  # `tool = 1`
+            raise DataFileError([f"{display}: [tool] must be a table, got {_type_name(tool)}"])
+        table = tool.get(TOOL_TABLE, {}) if path.name == PYPROJECT_NAME else document
         if not isinstance(table, dict):
             raise DataFileError([f"{display}: [tool.{TOOL_TABLE}] must be a table"])
         config = ConfigFile(path, table, None, text)
     else:
         from kubegap_lint.catalog.datafile import load_yaml
 
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DataFileError([f"{display}: cannot be read: {exc}"]) from None
+        text = read_text_limited(path, what="configuration", display=display)
         data, positions = load_yaml(display, text)
         if data is None:
             data = {}
@@ -390,19 +408,19 @@ def check_rule_names(resolved: Resolved, catalog: Any) -> None:
         for name in names:
             if name == "*" and key.startswith("exemptions"):
                 continue
-            if catalog.find(name) is None:
+            if not catalog.select(name):
                 origin = resolved.origins.get(key.split("[")[0], "")
                 if config is not None and origin != COMMAND_LINE and name in _config_names(config, path):
                     where = config.place(path + [_config_names(config, path).index(name)])
                 else:
                     where = "--select/--ignore"
-                problems.append(f"{where}: {key}: unknown rule {name!r}; expected a rule id or name"
-                                " (see `kubegap-lint rules`)")
+                problems.append(f"{where}: {key}: unknown rule {name!r}; expected a rule id, name,"
+                                " id prefix (KG3), glob (KG3*) or tag (see `kubegap-lint rules`)")
 
     check(settings.select or [], "select", ["select"])
     check(settings.ignore, "ignore", ["ignore"])
     for name in settings.severity:
-        if catalog.find(name) is None:
+        if not catalog.select(name):
             where = config.place(["severity", name]) if config is not None else "severity"
             problems.append(f"{where}: severity: unknown rule {name!r}; expected a rule id or name"
                             " (see `kubegap-lint rules`)")

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubegap_lint.core.model import Severity
 from kubegap_lint.workloads.kinds import KindRule
+
+if TYPE_CHECKING:
+    from kubegap_lint.workloads.repofacts import RepoContext
 
 
 @dataclass
@@ -41,3 +44,8 @@ class Settings:
     exemptions: list[Exemption] = field(default_factory=list)
     source: str | None = None  # the configuration file these came from, if any
     chart_dirs: list[str] = field(default_factory=list)  # where to find charts named by "# Source:"
+    follow_symlinks_out: bool = False  # read symlinks to files outside the linted tree (sources.py)
+    # The facts of the work tree's files that the run does not lint (workloads/repofacts.py):
+    # set on a partial run, which also reports an exemption unused only for the paths it linted.
+    context: RepoContext | None = None
+    partial: bool = False  # part of a whole without context (a chart): exemptions without paths never unused

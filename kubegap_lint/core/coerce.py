@@ -13,12 +13,22 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+# Replicas, parallelism and the like are int32 in the API; a larger count is no count the API
+# server accepts, and Python cannot even print an int of over 4,300 digits (its int-str limit).
+MAX_COUNT = 2**31 - 1
+
+
 def as_count(value: Any) -> int | None:
-    """A count as Kubernetes reads it; None when it is unknown (absent, an unrendered `$N`, text)."""
+    """A count as Kubernetes reads it; None when it is unknown (absent, an unrendered `$N`, text,
+    out of the API's int32 range)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+        return value if -MAX_COUNT - 1 <= value <= MAX_COUNT else None
+    if isinstance(value, str):
+        text = value.strip()
+        # ASCII digits only (str.isdigit also takes '²', which int() refuses), few enough to convert.
+        if text.isascii() and text.isdigit() and len(text) <= 10:
+            number = int(text)
+            return number if number <= MAX_COUNT else None
     return None

@@ -24,6 +24,97 @@ def _list_pieces(elements: Iterator[Any], depth: int) -> Iterator[str]:
     inner = "\n" + "  " * (depth + 1)
     empty = True
     for element in elements:
-        yield ("[" if empty else ",") + inner + json.dumps(element, indent=2, ensure_ascii=True).replace("\n", inner)
+        yield ("[" if empty else ",") + inner + indented(element, inner)
         empty = False
     yield "[]" if empty else "\n" + "  " * depth + "]"
+
+
+class _Unsupported(Exception):
+    """A value the fast writer leaves to json.dumps."""
+
+
+def indented(value: Any, newline: str = "\n") -> str:
+    """`json.dumps(value, indent=2, ensure_ascii=True)` with each newline as `newline`, byte for byte.
+
+    json's C encoder serves only `indent=None`; with an indent the pure-Python encoder makes a
+    generator frame per container, and a report's findings are thousands of small objects.
+    Plain JSON data (dict, list, tuple, str, int, float, bool, None) is written here with the
+    C string escaper; anything else goes to json.dumps itself (tests/test_jsonpieces.py).
+    """
+    try:
+        parts: list[str] = []
+        _write(value, newline, parts)
+        return "".join(parts)
+    except _Unsupported:
+        return json.dumps(value, indent=2, ensure_ascii=True).replace("\n", newline)
+
+
+def _float(value: float) -> str:
+    if value != value:
+        return "NaN"
+    if value == float("inf"):
+        return "Infinity"
+    if value == -float("inf"):
+        return "-Infinity"
+    return float.__repr__(value)
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, str):
+        return _escape(key)
+    if key is True:
+        return '"true"'
+    if key is False:
+        return '"false"'
+    if key is None:
+        return '"null"'
+    if isinstance(key, int):
+        return '"' + int.__repr__(key) + '"'
+    if isinstance(key, float):
+        return '"' + _float(key) + '"'
+    raise _Unsupported
+
+
+def _write(value: Any, newline: str, out: list[str]) -> None:
+    # The order of json.encoder's own tests: str, None, True, False, int, float, list, dict.
+    if isinstance(value, str):
+        out.append(_escape(value))
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int):
+        out.append(int.__repr__(value))
+    elif isinstance(value, float):
+        out.append(_float(value))
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + "  "
+        out.append("[")
+        first = True
+        for item in value:
+            out.append(inner if first else "," + inner)
+            first = False
+            _write(item, inner, out)
+        out.append(newline + "]")
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + "  "
+        out.append("{")
+        first = True
+        for key, item in value.items():
+            out.append((inner if first else "," + inner) + _key(key) + ": ")
+            first = False
+            _write(item, inner, out)
+        out.append(newline + "}")
+    else:
+        raise _Unsupported
+
+
+_escape = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]

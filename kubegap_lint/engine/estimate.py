@@ -4,6 +4,7 @@ checkpoints and restarts, not a prediction: the assumption travels with every fi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +34,7 @@ def interval_text(days: float) -> str:
     return f"~{hours:.1f} hours" if hours >= 1 else f"~{hours * 60:.0f} minutes"
 
 
-def estimate(view: dict[str, Any], location: Location, ref: ResourceRef,
+def estimate(view: Mapping[str, Any], location: Location, ref: ResourceRef,
              reference: dict[str, Any] | None) -> Estimate | None:
     """The estimate for one workload view, or None when it is not multi-pod GPU training or
     its GPU count is unknown."""
@@ -41,7 +42,8 @@ def estimate(view: dict[str, Any], location: Location, ref: ResourceRef,
     # (a CPU launcher or head beside one GPU pod does not count).
     gpu_pods = view.get("gpu_pods")
     # The rate was measured on GPUs (H100): TPUs and other accelerators get no figure.
-    if not reference or not view.get("training") or not view.get("nccl_gpu") \
+    # A diagnostic (nccl-tests, nvidia-smi, sleep) is not training: no figure.
+    if not reference or not view.get("training") or view.get("diagnostic") or not view.get("nccl_gpu") \
             or not (isinstance(gpu_pods, int) and gpu_pods > 1):
         return None
     gpus = view.get("gpus_total")

@@ -4,7 +4,7 @@ nearest existing parent when that node is a missing field, which the finding the
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,7 +50,7 @@ class Place:
     missing: str | None
 
 
-def _element_places(policy: Policy, view: dict[str, Any], tracker: Any) -> list[Any]:
+def _element_places(policy: Policy, view: Mapping[str, Any], tracker: Any) -> list[Any]:
     """The path maps of the for_each elements, in the order `_elements` gives them."""
     if not policy.for_each:
         return [own(view)]
@@ -101,12 +101,13 @@ def locate(policy: Policy, element: Any, element_where: Any, resource: Resource,
 
 
 def evaluate_workload(
-    policies: Iterable[Policy], view: dict[str, Any], resource: Resource, interpreter: Any
+    policies: Iterable[Policy], view: Mapping[str, Any], resource: Resource, interpreter: Any
 ) -> Iterator[Finding]:
     """Every finding of the given policies on one workload view; `interpreter` is the run's
     functions.PolicyInterpreter."""
     ref = resource.ref()
     tracker: Any = None
+    found_by_role = {p.get("role"): p.get("found_by") for p in view.get("pods") or [] if isinstance(p, dict)}
     for policy in policies:
         if not truthy(interpreter.search(policy.applies_to, view)):
             continue
@@ -116,7 +117,7 @@ def evaluate_workload(
             if not truthy(interpreter.search(policy.violation, element)):
                 continue
             if tracker is None:
-                tracker = Tracker(interpreter.visit)
+                tracker = Tracker(interpreter.visit, resource.data, resource.base)
             if places is None:
                 places = _element_places(policy, view, tracker)
             place = locate(policy, element, places[number] if number < len(places) else own(element),
@@ -133,6 +134,11 @@ def evaluate_workload(
             if isinstance(element, dict):
                 # A container view has an index; a per-variable record names its container.
                 container = element.get("name") if "index" in element else element.get("container")
+            found_by = element.get("found_by") if isinstance(element, dict) else None
+            if not isinstance(found_by, str):
+                found_by = found_by_role.get(role) if isinstance(role, str) else None
+            if not isinstance(found_by, str):
+                found_by = view.get("found_by")
             yield Finding(
                 rule_id=policy.id,
                 rule_name=policy.name,
@@ -147,24 +153,29 @@ def evaluate_workload(
                 node_path=f"{_element_path(element, number)}|{place.matched}",
                 evidence=policy.evidence,
                 key_path=place.key_path,
-                item_names=_item_names(resource, place.key_path),
                 missing=place.missing,
+                found_by=found_by if isinstance(found_by, str) else None,
             )
 
 
-def _item_names(resource: Resource, path: KeyPath) -> tuple[str | None, ...]:
-    """The `name` of each list item along the path: only Helm output needs them (to find the
-    same item in a template); () otherwise."""
+def key_path_of(resource: Resource, finding: Finding) -> tuple[Any, ...]:
+    """The finding's key path as template_lines.locate reads it: list indexes become (index,
+    the item's `name` or None), so a template's items, which a loop writes without an index,
+    are matched by name. Only a finding that moves to a chart template needs it, so the
+    mapper asks for it then."""
     if resource.helm_source is None:
-        return ()
-    names: list[str | None] = []
+        return tuple(finding.key_path)
+    steps: list[Any] = [(s, None) if isinstance(s, int) else s for s in finding.key_path[:len(resource.base)]]
     node: Any = resource.data
-    for segment in path[len(resource.base):]:
-        node = node.get(segment) if isinstance(node, dict) and isinstance(segment, str) else (
-            node[segment] if isinstance(node, list) and isinstance(segment, int) and segment < len(node) else None)
-        name = node.get("name") if isinstance(segment, int) and isinstance(node, dict) else None
-        names.append(name if isinstance(name, str) else None)
-    return (None,) * len(resource.base) + tuple(names)
+    for segment in finding.key_path[len(resource.base):]:
+        if isinstance(segment, int):
+            node = node[segment] if isinstance(node, list) and segment < len(node) else None
+            name = node.get("name") if isinstance(node, dict) else None
+            steps.append((segment, name if isinstance(name, str) else None))
+        else:
+            node = node.get(segment) if isinstance(node, dict) else None
+            steps.append(segment)
+    return tuple(steps)
 
 
 def fault_finding(fault: InputFault, policy: Policy) -> Finding:

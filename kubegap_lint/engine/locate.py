@@ -16,8 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubegap_lint.workloads.keypaths import Pinned
+
 # What is known of where a value sits: None (nothing), a key path in the document (a tuple),
-# a view's path map (a dict), or the paths of a list's items (a list).
+# a node everything below locates at (keypaths.Pinned), a view's path map (a dict), or the
+# paths of a list's items (a list).
 Where = Any
 
 
@@ -35,6 +38,8 @@ def own(value: Any) -> Where:
 
 
 def path_of(where: Where) -> tuple[str | int, ...] | None:
+    if isinstance(where, Pinned):
+        return where.path
     if isinstance(where, tuple):
         return where
     if isinstance(where, dict):
@@ -45,6 +50,8 @@ def path_of(where: Where) -> tuple[str | int, ...] | None:
 
 def _field(value: Any, where: Where, name: str) -> tuple[Any, Where]:
     child = value.get(name) if isinstance(value, dict) else None
+    if isinstance(where, Pinned):
+        return child, where
     if isinstance(where, tuple):
         return child, (*where, name)  # also for a missing field: its path is still known
     if isinstance(where, dict) and name in where:
@@ -60,6 +67,8 @@ def _item(value: Any, where: Where, index: int) -> tuple[Any, Where]:
     if not 0 <= index < len(value):
         return None, None
     item = value[index]
+    if isinstance(where, Pinned):
+        return item, where
     if isinstance(where, tuple):
         return item, (*where, index)
     if isinstance(where, list) and index < len(where) and where[index] is not None:
@@ -68,12 +77,31 @@ def _item(value: Any, where: Where, index: int) -> tuple[Any, Where]:
 
 
 class Tracker:
-    """Evaluates an expression's tree with paths; `visit` is the run's JMESPath interpreter."""
+    """Evaluates an expression's tree with paths; `visit` is the run's JMESPath interpreter.
 
-    def __init__(self, visit: Any) -> None:
+    A mapping or list met with no known path (a fact that holds a manifest node, such as a
+    serving container's `preStop` hook) is looked up among the nodes of the document itself
+    (`data`, whose key path is `base`): by identity, which is safe here, as the document is
+    alive while its findings are located."""
+
+    def __init__(self, visit: Any, data: Any = None, base: tuple[str | int, ...] = ()) -> None:
         self.visit = visit
+        self._data = data
+        self._base = base
+        self._paths: dict[int, tuple[str | int, ...]] | None = None
+
+    def _known(self, value: Any, where: Where) -> Where:
+        if where is not None or not isinstance(value, (dict, list)) or self._data is None:
+            return where
+        if self._paths is None:
+            self._paths = node_paths(self._data, self._base)
+        return self._paths.get(id(value))
 
     def track(self, node: dict[str, Any], value: Any, where: Where) -> tuple[Any, Where]:
+        value, where = self._track(node, value, where)
+        return value, self._known(value, where)
+
+    def _track(self, node: dict[str, Any], value: Any, where: Where) -> tuple[Any, Where]:
         kind = node["type"]
         children = node["children"]
         if kind == "field":
@@ -141,3 +169,19 @@ class Tracker:
             return [v for v, _ in pairs], [w for _, w in pairs]
         result_value = self.visit(node, value)
         return result_value, own(result_value)
+
+
+def node_paths(data: Any, base: tuple[str | int, ...]) -> dict[int, tuple[str | int, ...]]:
+    """The key path of every mapping and list in a document, by id (the first path wins)."""
+    found: dict[int, tuple[str | int, ...]] = {}
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, base)]
+    while stack:
+        node, path = stack.pop()
+        if id(node) in found:
+            continue  # an alias: the node was written once, where it is first reached
+        found[id(node)] = path
+        if isinstance(node, dict):
+            stack.extend((v, (*path, str(k))) for k, v in node.items() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend((v, (*path, n)) for n, v in enumerate(node) if isinstance(v, (dict, list)))
+    return found

@@ -16,25 +16,26 @@ DRA claims) need the whole input. Two phases therefore, over workers that keep w
 
 Parsed documents never cross a process boundary (pickling them and their positions would cost
 more than parsing); only indexes and findings do. Inline and annotation suppressions are local to a
-document and are applied in the workers. Where `fork` is not available, the input is small, or
-the run has configuration exemptions or a baseline (judged over all findings at once), the
-serial path runs instead. tests/test_parallel.py checks that both give the same output.
+document and are applied in the workers. Every path, the workers' included, lints in the one
+run loop (run.Linter.run); `choose_path` below is the one place that says which path runs.
+tests/test_parallel.py checks that every path gives the same output.
 """
 
 from __future__ import annotations
 
-import gc
+import enum
 import os
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, fields
+import sys
+from collections.abc import Iterable
+from dataclasses import fields
 from typing import Any
 
 from kubegap_lint.core.model import Finding, InputError
 from kubegap_lint.engine.estimate import Estimate
-from kubegap_lint.engine.run import Linter, LintResult
+from kubegap_lint.engine.run import Linter, LintResult, collector_paused, make_result
 from kubegap_lint.input.read import InputFault, ReadStats, Resource, read_chunk
-from kubegap_lint.input.scan import Chunk, split_documents
+from kubegap_lint.input.readers import DocumentReader, Documents, ParsedReader
+from kubegap_lint.input.scan import split_documents
 from kubegap_lint.input.sources import Source, discover
 from kubegap_lint.input.text import decode, split_lines
 from kubegap_lint.store.spill import SortedSpill
@@ -57,13 +58,7 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-@dataclass
-class _Unit:
-    """A contiguous run of one source's documents, linted by one worker."""
-
-    display: str
-    chunks: list[Chunk]
-    bad_lines: list[int]
+_Unit = Documents  # a contiguous run of one source's documents; a worker lints a list of them
 
 
 def _add_stats(total: ReadStats, part: ReadStats) -> None:
@@ -71,7 +66,24 @@ def _add_stats(total: ReadStats, part: ReadStats) -> None:
         setattr(total, item.name, getattr(total, item.name) + getattr(part, item.name))
 
 
-def _worker(linter: Linter, units: list[_Unit], conn: Any) -> None:
+def _die_with_parent(parent: int) -> None:
+    """Linux: have the kernel kill this worker when the parent dies (a killed parent left
+    workers running ~10 s, holding memory); elsewhere the daemon flag and the pipe's end do."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def _worker(linter: Linter, units: list[_Unit], conn: Any, parent: int) -> None:
+    _die_with_parent(parent)
     try:
         parsed: list[tuple[list[Resource | InputFault], ReadStats]] = []
         parts: list[tuple[InputIndex, ReadStats]] = []
@@ -91,7 +103,7 @@ def _worker(linter: Linter, units: list[_Unit], conn: Any) -> None:
         # One evaluation over the whole share: its documents are contiguous in input order, so
         # errors and estimates come out in the order the serial run gives them.
         everything = [item for items, _ in parsed for item in items]
-        result = linter._evaluate(everything, [], ReadStats(), False, index=index)
+        result = linter.run(ParsedReader(everything), index=index)
         conn.send(("evaluated", [(result.findings, result.errors, result.workloads, result.estimates)]))
         result.store.close()
     except BaseException as exc:  # report and stop; the parent falls back to one process
@@ -103,11 +115,38 @@ def _worker(linter: Linter, units: list[_Unit], conn: Any) -> None:
         conn.close()
 
 
-def _needs_whole_input(linter: Linter) -> bool:
-    """Configuration exemptions and a baseline are judged over every finding of the run (a
-    baseline suppresses N findings of a fingerprint; an exemption that matched none is KG005)."""
+class RunPath(enum.Enum):
+    """The ways a `lint` runs; each ends in run.Linter.run, so they print the same bytes."""
+
+    STREAM = "one process, reading as it goes"  # memory bounded by the largest document
+    WHOLE = "one process, over the input read whole"  # read to decide; too small or judged whole
+    WORKERS = "worker processes, each on a share"  # the parent merges the index and the findings
+
+
+def choose_path(linter: Linter, jobs: int, size: int | None = None, shares: int | None = None) -> RunPath:
+    """Which path a run takes: the one place that decides.
+
+    - `jobs` 1: STREAM. Nothing else reads the input first, so memory grows with the largest
+      document, not the input (stream.py).
+    - Otherwise the parent reads the input whole (`size` bytes) to split it, then WHOLE when
+      any of these holds, else WORKERS:
+      - the input is under MIN_PARALLEL_BYTES: forking and shipping findings back costs more;
+      - the run has configuration exemptions or a baseline, which are judged over every finding
+        of the run (a baseline suppresses N findings of a fingerprint; an exemption that matched
+        none is KG005), so one process must see them all;
+      - the input makes fewer than two shares (`shares`), or `fork` is not available.
+    - A worker that fails or dies makes the run fall back to WHOLE (in _lint_parallel).
+    Called with `size` only, it answers whether shares are worth making.
+    """
+    if jobs <= 1:
+        return RunPath.STREAM
     settings = linter.settings
-    return bool(getattr(settings, "exemptions", None)) or getattr(settings, "baseline", None) is not None
+    judged_whole = bool(getattr(settings, "exemptions", None)) or getattr(settings, "baseline", None) is not None
+    if (size is not None and size < MIN_PARALLEL_BYTES) or judged_whole:
+        return RunPath.WHOLE
+    if shares is not None and (shares < 2 or not _can_fork()):
+        return RunPath.WHOLE
+    return RunPath.WORKERS
 
 
 def _maps_to_charts(linter: Linter, units: list[_Unit]) -> bool:
@@ -140,42 +179,23 @@ def _split(units: list[_Unit], jobs: int, whole_files: bool = False) -> list[lis
     return [share for share in shares if share]
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a run builds its data.
-
-    A lint allocates millions of small dicts, lists and tuples that stay alive until the run
-    ends; each collection walks all of them again, which took a third of a large lint. The data
-    holds no reference cycles (parsed documents are trees; an alias loop is one small cycle that
-    lives as long as its document), so reference counting frees everything the collector would.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def lint_sources(linter: Linter, sources: list[Source], errors: list[InputError] | None = None,
                  jobs: int = 0) -> LintResult:
     """Like `Linter.lint_sources`, in `jobs` processes (0: one per CPU) when the input is large."""
     jobs = jobs or default_jobs()
-    with collector_paused():  # the forked workers inherit the paused collector
-        if jobs > 1:
-            result = _lint_parallel(linter, sources, list(errors or []), jobs)
-            if result is not None:
-                return result
+    if choose_path(linter, jobs) is RunPath.STREAM:
         return linter.lint_sources(sources, errors)
+    with collector_paused():  # the forked workers inherit the paused collector
+        return _lint_parallel(linter, sources, list(errors or []), jobs)
 
 
 def lint_paths(linter: Linter, paths: Iterable[str], jobs: int = 0) -> LintResult:
-    sources, errors = discover(paths, linter.settings.exclude)
+    sources, errors = discover(paths, linter.settings.exclude,
+                               follow_outside=linter.settings.follow_symlinks_out)
     return lint_sources(linter, sources, errors, jobs)
 
 
-def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputError], jobs: int) -> LintResult | None:
+def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputError], jobs: int) -> LintResult:
     stats = ReadStats()
     units: list[_Unit] = []
     size = 0
@@ -189,10 +209,10 @@ def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputErro
         size += len(raw)
         text, bad_lines = decode(raw)
         units.append(_Unit(source.display, list(split_documents(split_lines(text))), sorted(bad_lines)))
-    if size < MIN_PARALLEL_BYTES or _needs_whole_input(linter):
+    if choose_path(linter, jobs, size) is RunPath.WHOLE:
         return _serial(linter, units, errors, stats)
     shares = _split(units, jobs, whole_files=_maps_to_charts(linter, units))
-    if len(shares) < 2 or not _can_fork():
+    if choose_path(linter, jobs, size, len(shares)) is RunPath.WHOLE:
         return _serial(linter, units, errors, stats)
     import multiprocessing
 
@@ -201,11 +221,11 @@ def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputErro
     try:
         for share in shares:
             parent_end, child_end = context.Pipe()
-            process = context.Process(target=_worker, args=(linter, share, child_end), daemon=True)
+            process = context.Process(target=_worker, args=(linter, share, child_end, os.getpid()), daemon=True)
             process.start()
             child_end.close()
             workers.append((process, parent_end))
-        index = InputIndex()
+        index = linter.new_index()
         for _, conn in workers:
             state, parts = conn.recv()
             if state != "indexed":
@@ -237,15 +257,9 @@ def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputErro
             process.join(timeout=5)
             if process.is_alive():
                 process.terminate()
-    return LintResult(findings, errors + policy_errors, stats, workloads, linter.policies, linter.catalog, [],
-                      estimates)
+    return make_result(linter, findings, errors + policy_errors, stats, workloads, [], estimates)
 
 
 def _serial(linter: Linter, units: list[_Unit], errors: list[InputError], stats: ReadStats) -> LintResult:
-    """The one-process path over sources already read (a small input, or a worker failed)."""
-    fresh = ReadStats(files=stats.files)
-    items: list[Resource | InputFault] = []
-    for unit in units:
-        for chunk in unit.chunks:
-            items.extend(read_chunk(unit.display, chunk, fresh, unit.bad_lines))
-    return linter._evaluate(items, errors, fresh, False)
+    """The WHOLE path: one process over sources already read (a small input, or a worker failed)."""
+    return linter.run(DocumentReader(units, stats.files), errors)

@@ -1,27 +1,39 @@
-"""Wire the stages for one run: sources -> read -> index -> views -> evaluate -> suppress.
+"""The run: sources -> read -> index -> views -> evaluate -> suppress, in one loop.
 
-This is the API the CLI and the tests call. It returns a `LintResult`; it never prints.
+`Linter.run` is the loop every command goes through (lint, helm, baseline create, policies
+check), fed by a reader (input/readers.py: files and stdin, texts such as rendered charts,
+documents already split, items already parsed). It returns a `LintResult`, made in one place
+(`make_result`); it never prints. Which path a `lint` takes (streaming in one process, one
+process over an input read whole, or worker processes that each run this loop on a share) is
+decided in one place: parallel.choose_path.
 """
 
 from __future__ import annotations
 
+import gc
+import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubegap_lint.catalog.policies import Catalog, Policy, load_catalog
 from kubegap_lint.config.settings import Settings
-from kubegap_lint.core.errors import DataFileError
+from kubegap_lint.core.errors import DataFileError, KubegapError
 from kubegap_lint.core.model import Finding, InputError, Location, Severity
 from kubegap_lint.engine.estimate import Estimate, estimate
-from kubegap_lint.engine.evaluate import evaluate_workload, fault_finding
-from kubegap_lint.input.read import InputFault, ReadStats, Resource, read_lines, read_text
+from kubegap_lint.engine.evaluate import evaluate_workload, fault_finding, key_path_of
+from kubegap_lint.input.read import InputFault, ReadStats, Resource
+from kubegap_lint.input.readers import Reader
 from kubegap_lint.input.sources import Source, discover
 from kubegap_lint.store.spill import SortedSpill
 from kubegap_lint.suppress.suppressor import Suppressor
 from kubegap_lint.workloads.index import InputIndex
 from kubegap_lint.workloads.kinds import KindRule, KindTable, load_kind_table
+
+if TYPE_CHECKING:
+    from kubegap_lint.workloads.viewtypes import WorkloadView
 
 
 @dataclass(frozen=True)
@@ -43,7 +55,7 @@ class LintResult:
     workloads: int
     policies: list[Policy]
     catalog: Catalog
-    views: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    views: list[WorkloadView] = field(default_factory=list, repr=False)
     estimate_store: SortedSpill[tuple[int, Estimate]] | None = field(default=None, repr=False)
     baseline: tuple[Counter[str], str] | None = None  # applied as the sorted findings are read
     _tally: Tally | None = field(default=None, init=False, repr=False)
@@ -101,17 +113,18 @@ class LintResult:
 
 
 def active_policies(catalog: Catalog, settings: Settings) -> list[Policy]:
-    """Apply select, ignore and severity overrides; unknown keys are errors."""
+    """Apply select, ignore and severity overrides (ids, names, prefixes, globs or tags:
+    Catalog.select); unknown keys are errors."""
     unknown = [k for k in (settings.select or []) + settings.ignore + list(settings.severity)
-               if catalog.find(k) is None]
+               if not catalog.select(k)]
     if unknown:
         where = f"{settings.source}: " if settings.source else ""
         raise DataFileError([f"{where}unknown rule(s): {', '.join(sorted(set(unknown)))}"
                              " (see `kubegap-lint rules`)"])
     chosen: list[Policy] = []
-    selected = {catalog.find(k).id for k in settings.select} if settings.select else None  # type: ignore[union-attr]
-    ignored = {catalog.find(k).id for k in settings.ignore}  # type: ignore[union-attr]
-    overrides = {catalog.find(k).id: v for k, v in settings.severity.items()}  # type: ignore[union-attr]
+    selected = {p.id for k in settings.select for p in catalog.select(k)} if settings.select else None
+    ignored = {p.id for k in settings.ignore for p in catalog.select(k)}
+    overrides = {p.id: v for k, v in settings.severity.items() for p in catalog.select(k)}
     for policy in catalog.policies:
         if policy.id in ignored:
             continue
@@ -157,89 +170,125 @@ class Linter:
         # line: set by `kubegap-lint helm` for the charts it renders itself.
         self.template_places: dict[str, dict[int, Any]] = {}
 
+    def new_index(self, facts_in_memory: int | None = None) -> InputIndex:
+        """An empty index for a run, holding the facts of the files around a partial run
+        (Settings.context: the rest of the git work tree) before any linted file's own."""
+        index = InputIndex(facts_in_memory)
+        if self.settings.context is not None:
+            self.settings.context.seed(index)
+        return index
+
     def _interpreter(self) -> Any:
         from kubegap_lint.catalog.functions import PolicyInterpreter
 
         return PolicyInterpreter(self.params)
 
     def lint_paths(self, paths: Iterable[str], keep_views: bool = False) -> LintResult:
-        sources, errors = discover(paths, self.settings.exclude)
+        sources, errors = discover(paths, self.settings.exclude,
+                                   follow_outside=self.settings.follow_symlinks_out)
         return self.lint_sources(sources, errors, keep_views=keep_views)
 
     def lint_texts(self, texts: Iterable[tuple[str, str]], keep_views: bool = False) -> LintResult:
-        """Lint in-memory documents given as (display path, text) pairs; used by tests and tools."""
-        stats = ReadStats()
-        items: list[Resource | InputFault] = []
-        for path, text in texts:
-            stats.files += 1
-            items.extend(read_text(path, text, stats))
-        return self._evaluate(items, [], stats, keep_views)
+        """Lint in-memory documents given as (display path, text) pairs (rendered charts,
+        tests and tools)."""
+        from kubegap_lint.input.readers import TextReader
+
+        return self.run(TextReader(texts), keep_views=keep_views)
 
     def lint_sources(self, sources: list[Source], errors: list[InputError] | None = None,
                      keep_views: bool = False) -> LintResult:
-        """Lint in one streaming pass: each document is parsed, indexed and dropped unless it
-        is a workload, and workloads wait (stream.PendingWorkloads: kept parsed up to a budget,
-        else read again at the end) until the index holds the facts of the whole input."""
-        from kubegap_lint.input.stream import PendingWorkloads, StdinSpool
+        """Lint files and stdin in one streaming pass (one process; parallel.lint_sources
+        decides when workers share the input instead)."""
+        from kubegap_lint.input.readers import SourceReader
+
+        return self.run(SourceReader(sources), errors, keep_views=keep_views)
+
+    def run(self, reader: Reader, errors: list[InputError] | None = None, keep_views: bool = False,
+            index: InputIndex | None = None) -> LintResult:
+        """The run loop: every command and every path (parallel.py's workers too) lints here.
+
+        Each item is taken as it is read: a fault is noted, a resource is indexed and dropped
+        unless it is a workload; workloads wait (stream.PendingWorkloads: kept parsed up to a
+        budget, else read again at the end) until the index holds the facts of the whole
+        input, then are evaluated in input order. A reader whose input is in memory anyway
+        keeps every workload parsed. With `index`, one built from the whole input already
+        (parallel.py evaluates a share of the input against the index of all of it)."""
+        from kubegap_lint.input.stream import PendingWorkloads
         from kubegap_lint.store.facts import FACTS_IN_MEMORY
 
-        run = _Run(self, list(errors or []), keep_views, facts_in_memory=FACTS_IN_MEMORY)
-        stats = ReadStats()
-        stdin = StdinSpool()
-        pending = PendingWorkloads()
-        for number, source in enumerate(sources):
-            for item in self._read_source(source, stdin, stats, run.errors):
+        with collector_paused():
+            run = _Run(self, list(errors or []), keep_views, index,
+                       facts_in_memory=None if reader.in_memory else FACTS_IN_MEMORY)
+            stats = ReadStats()
+            # An in-memory input costs no more kept parsed; the streaming budget is the default.
+            pending = PendingWorkloads(sys.maxsize) if reader.in_memory else PendingWorkloads()
+            for number, item in reader.read(stats, run.errors):
                 rule = run.take(item)
                 if rule is not None:
                     assert isinstance(item, Resource)
                     pending.add(number, item.document_index, item.item_index, item.chars, (item, rule))
-        for order, (resource, rule) in pending.kept:
-            run.evaluate(order, resource, rule)
-        order = len(pending.kept)
-        pending.kept = []
-        for number in sorted(pending.documents):
-            for item in self._read_source(sources[number], stdin, ReadStats(), run.errors, pending.wanted(number)):
-                if isinstance(item, Resource) and pending.to_read_again(number, item.document_index, item.item_index):
-                    rule = self.kind_table.lookup_or_infer(item.data)
-                    if rule is not None:
-                        run.evaluate(order, item, rule)
-                        order += 1
-        return run.result(stats)
+            for order, (resource, rule) in pending.kept:
+                run.evaluate(order, resource, rule)
+            order = len(pending.kept)
+            pending.kept = []
+            for number in sorted(pending.documents):
+                for item in reader.read_again(number, pending.wanted(number), run.errors):
+                    if isinstance(item, Resource) and pending.to_read_again(number, item.document_index,
+                                                                            item.item_index):
+                        rule = self.kind_table.lookup_or_infer(item.data)
+                        if rule is not None:
+                            run.evaluate(order, item, rule)
+                            order += 1
+            return run.result(stats)
 
-    @staticmethod
-    def _read_source(source: Source, stdin: Any, stats: ReadStats, errors: list[InputError],
-                     wanted: Callable[[int], bool] | None = None) -> Iterator[Resource | InputFault]:
-        """The items of one source as they are read; an OS error becomes an input error."""
-        from kubegap_lint.input.stream import source_lines
 
-        try:
-            handle = stdin.open() if source.fs_path is None else open(source.fs_path, "rb")
-        except OSError as exc:
-            errors.append(InputError(source.display, f"cannot be read: {exc.strerror or exc}"))
-            return
-        try:
-            stats.files += 1
-            bad_lines: list[int] = []
-            yield from read_lines(source.display, source_lines(handle, bad_lines), stats, bad_lines, wanted)
-        except OSError as exc:  # e.g. a read error half-way, or a folder that replaced the file
-            errors.append(InputError(source.display, f"cannot be read: {exc.strerror or exc}"))
-        finally:
-            handle.close()
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a run builds its data.
 
-    def _evaluate(self, items: list[Resource | InputFault], errors: list[InputError],
-                  stats: ReadStats, keep_views: bool, index: InputIndex | None = None) -> LintResult:
-        """Lint items already read; with `index`, one built from the whole input (parallel.py
-        evaluates part of the input against the index of all of it)."""
-        run = _Run(self, list(errors), keep_views, index)
-        workloads: list[tuple[Resource, KindRule]] = []
-        for item in items:
-            rule = run.take(item)
-            if rule is not None:
-                assert isinstance(item, Resource)
-                workloads.append((item, rule))
-        for order, (resource, rule) in enumerate(workloads):
-            run.evaluate(order, resource, rule)
-        return run.result(stats)
+    A lint allocates millions of small dicts, lists and tuples that stay alive until the run
+    ends; each collection walks all of them again, which took a third of a large lint. The data
+    holds no reference cycles (parsed documents are trees; an alias loop is one small cycle that
+    lives as long as its document), so reference counting frees everything the collector would.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def make_result(linter: Linter, findings: SortedSpill[Finding], errors: list[InputError], stats: ReadStats,
+                workloads: int, views: list[WorkloadView],
+                estimates: SortedSpill[tuple[int, Estimate]]) -> LintResult:
+    """The one place a LintResult is made (a run's end, and parallel.py's merge of its workers)."""
+    baseline = None
+    settings = linter.settings
+    if settings.baseline is not None:
+        from kubegap_lint.suppress.baseline import load_baseline
+
+        baseline = (load_baseline(settings.baseline), str(settings.baseline))
+    return LintResult(findings, errors, stats, workloads, linter.policies, linter.catalog, views, estimates,
+                      baseline)
+
+
+def _ref_text(resource: Resource) -> str:
+    try:
+        return resource.ref().display()
+    except Exception:  # noqa: BLE001 - the name itself may be what broke
+        return "a resource"
+
+
+def _exc_text(exc: BaseException) -> str:
+    """One line, bounded: an exception's text can quote a whole value."""
+    try:
+        text = " ".join(str(exc).split())
+    except Exception:  # noqa: BLE001
+        text = ""
+    text = text or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 class _Run:
@@ -257,16 +306,17 @@ class _Run:
         self.errors = errors
         self.keep_views = keep_views
         self.indexed = index is not None  # given, it holds the whole input already (parallel.py)
-        self.index = index if index is not None else InputIndex(facts_in_memory)
+        self.index = index if index is not None else linter.new_index(facts_in_memory)
         self.suppressor = Suppressor(linter)
         self.templates = TemplateMapper(linter.settings.chart_dirs, linter.template_places)
         self.faults: SortedSpill[Finding] = SortedSpill(Finding.sort_key)  # matched at the end
         self.findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key)
         self.estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(lambda pair: pair[0])
-        self.views: list[tuple[int, dict[str, Any]]] = []
+        self.views: list[tuple[int, WorkloadView]] = []
         self.workloads = 0
         params = linter.params
-        self.builder = ViewBuilder(self.index, params.get("gpu_resources", []), params.get("nccl_gpu_resources", []))
+        self.builder = ViewBuilder(self.index, params.get("gpu_resources", []), params.get("nccl_gpu_resources", []),
+                                   linter.kind_table, params.get("diagnostic_commands", []))
         self.interpreter = linter._interpreter()
 
     def take(self, item: Resource | InputFault) -> KindRule | None:
@@ -277,37 +327,62 @@ class _Run:
                 # Matched against suppressions at the end: a directive may follow in the stream.
                 self.faults.add(fault_finding(item, policy))
             return None
-        if not self.indexed:
-            self.index.add(item)
-        self.suppressor.collect(item)
-        self.templates.note(item)
-        return self.linter.kind_table.lookup_or_infer(item.data)
+        try:
+            if not self.indexed:
+                self.index.add(item)
+            self.suppressor.collect(item)
+            self.templates.note(item)
+            return self.linter.kind_table.lookup_or_infer(item.data)
+        except KubegapError:
+            raise  # the run's own errors (a temporary database that fails) end the run as before
+        except Exception as exc:  # a bug met by one document: say where, lint the rest
+            self.errors.append(InputError(
+                item.path, f"internal error indexing {_ref_text(item)}: {_exc_text(exc)}"
+                " (please report this with the input that caused it)", item.start.line, item.start.column))
+            return None
 
     def evaluate(self, order: int, resource: Resource, rule: KindRule) -> None:
-        view = self.builder.workload_view(resource, rule)
-        if view is None:
+        try:
+            view = self.builder.workload_view(resource, rule)
+            if view is None:
+                return
+            found = estimate(view, Location(resource.path, resource.start.line, resource.start.column),
+                             resource.ref(), self.linter.params.get("interruption_reference"))
+        except KubegapError:
+            raise
+        except Exception as exc:  # a bug met by one document: say where, lint the rest
+            self.errors.append(InputError(
+                resource.path,
+                f"internal error reading {_ref_text(resource)} as a workload: {_exc_text(exc)}"
+                " (please report this with the input that caused it)",
+                resource.start.line, resource.start.column,
+            ))
             return
         self.workloads += 1
         if self.keep_views:
             self.views.append((order, view))
-        params = self.linter.params
-        found = estimate(view, Location(resource.path, resource.start.line, resource.start.column),
-                         resource.ref(), params.get("interruption_reference"))
         if found is not None:
             self.estimates.add((order, found))
+        note = self.linter.input_policies.get("workload-not-judged")
+        if note is not None:
+            from kubegap_lint.engine.notes import not_judged_notes
+
+            for finding in not_judged_notes(note, self.linter.workload_policies, view, resource):
+                self.findings.add(self.suppressor.apply(self.templates.map(finding), resource))
         for policy in self.linter.workload_policies:
             try:
                 findings = list(evaluate_workload([policy], view, resource, self.interpreter))
             except Exception as exc:  # a policy met data it cannot handle: say so, go on
                 self.errors.append(InputError(
                     resource.path,
-                    f"policy {policy.id} ({policy.path}) could not be evaluated on {resource.ref().display()}: "
-                    f"{' '.join(str(exc).split()) or type(exc).__name__}",
+                    f"policy {policy.id} ({policy.path}) could not be evaluated on {_ref_text(resource)}: "
+                    f"{_exc_text(exc)}",
                     resource.start.line, resource.start.column,
                 ))
                 continue
             for finding in findings:
-                self.findings.add(self.suppressor.apply(self.templates.map(finding), resource))
+                mapped = self.templates.map(finding, lambda f: key_path_of(resource, f))
+                self.findings.add(self.suppressor.apply(mapped, resource))
 
     def result(self, stats: ReadStats) -> LintResult:
         if self.index.on_disk:
@@ -317,12 +392,6 @@ class _Run:
             self.findings.add(self.templates.map(self.suppressor.apply(finding)))
         self.faults.close()
         self.findings.extend(self.suppressor.closing_findings())
-        baseline = None
-        settings = self.linter.settings
-        if settings.baseline is not None:
-            from kubegap_lint.suppress.baseline import load_baseline
-
-            baseline = (load_baseline(settings.baseline), str(settings.baseline))
         self.views.sort(key=lambda pair: pair[0])
-        return LintResult(self.findings, self.errors, stats, self.workloads, self.linter.policies,
-                          self.linter.catalog, [v for _, v in self.views], self.estimates, baseline)
+        return make_result(self.linter, self.findings, self.errors, stats, self.workloads,
+                           [v for _, v in self.views], self.estimates)

@@ -13,7 +13,7 @@ import bisect
 import os
 import re
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -57,6 +57,7 @@ class ChartIndex:
             self.named.extend(self._walk(folder))
         self._below_cwd: list[tuple[str, str]] | None = None
         self._templates: dict[str, str | None] = {}
+        self._resolved: dict[str, str | None] = {}  # per run: a stream names few templates, often
 
     @staticmethod
     def _walk(root: str) -> list[tuple[str, str]]:
@@ -87,6 +88,11 @@ class ChartIndex:
 
     def resolve(self, source: str) -> str | None:
         """The template file a `# Source:` path names, or None when no chart holds it."""
+        if source not in self._resolved:
+            self._resolved[source] = self._resolve(source)
+        return self._resolved[source]
+
+    def _resolve(self, source: str) -> str | None:
         parts = [p for p in source.replace("\\", "/").split("/") if p]
         if len(parts) < 2 or any(p == ".." for p in parts):
             return None
@@ -153,8 +159,12 @@ class TemplateMapper:
             return 0, 1
         return position, len(unique)
 
-    def map(self, finding: Finding) -> Finding:
-        """The finding with its primary location moved to the template file, when one is found."""
+    def map(self, finding: Finding,
+            key_path: Callable[[Finding], tuple[object, ...]] | None = None) -> Finding:
+        """The finding with its primary location moved to the template file, when one is found.
+        `key_path` gives the finding's key path with each list item's `name` beside its index
+        (evaluate.key_path_of): it reads the resource, so it is only asked for once a template
+        was found."""
         if finding.template is None or finding.rendered_location:
             return finding
         place = self.places.get(finding.location.path, {}).get(finding.location.line)
@@ -171,10 +181,7 @@ class TemplateMapper:
             return self._fallback(finding, path if text is not None else None)
         rank, count = self._rank(finding.location.path, finding.template, finding.resource.kind,
                                  finding.document_index or 0)
-        # The template matches list items by name where it can: items a loop writes have no index.
-        names = finding.item_names or (None,) * len(finding.key_path)
-        steps = tuple((segment, name) if isinstance(segment, int) else segment
-                      for segment, name in zip(finding.key_path, names, strict=False))
+        steps = key_path(finding) if key_path else tuple(finding.key_path)
         match = locate(text, finding.resource.kind, rank, count, steps)
         return replace(
             finding,

@@ -207,8 +207,12 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str]) -> dict[
             lines = texts[path]
             if not 1 <= found[1] <= len(lines):
                 continue
-            column = _column(lines[found[1] - 1], plain_lines[plain_line - 1])
-            table.setdefault(plain_line, Place(_display(path), found[1], column, found[2]))
+            written = lines[found[1] - 1]
+            column = _column(written, plain_lines[plain_line - 1])
+            # A template line that is all action (`{{- toYaml . | nindent 12 }}`) writes its
+            # output's last line too, where the marker lands: that line is the action's as well.
+            by_action = found[2] or not _ACTION_RE.sub("", written).strip()
+            table.setdefault(plain_line, Place(_display(path), found[1], column, by_action))
     return table
 
 

@@ -3,6 +3,11 @@
 Folders are walked recursively in sorted order, hidden entries skipped, for the manifest
 extensions. Only regular files are read: a FIFO or device met in a walk is passed over, and
 one named on the command line is an input error rather than a hang.
+
+A symlink to a file outside the linted tree (the folder walked; for a file named on the
+command line, the current folder or the link's own folder) is skipped with a note on stderr: a pull request could
+otherwise publish any file the CI runner can read as if it were in the repository.
+`follow_outside=True` (`--follow-symlinks-out`) reads such files all the same.
 """
 
 from __future__ import annotations
@@ -56,6 +61,19 @@ def _excluded(display: str, excludes: Iterable[str]) -> bool:
     return False
 
 
+def note(message: str) -> None:
+    """A note on stderr: escaped to ASCII (a path may hold controls or bytes the locale lacks)."""
+    text = message.encode("ascii", "backslashreplace").decode("ascii")
+    print(f"kubegap-lint: note: {text}", file=sys.stderr)
+
+
+def _leaves(path: str, tree: str) -> bool:
+    """Is path a symlink (or under one) whose target is not inside tree?"""
+    real = os.path.realpath(path)
+    top = os.path.realpath(tree)
+    return real != top and not real.startswith(top.rstrip(os.sep) + os.sep)
+
+
 def _walk(root: str, errors: list[InputError]) -> list[str]:
     """Manifest files below root, sorted by path components; never follows symlinked folders
     (a symlink loop cannot trap the walk). A folder that cannot be listed is an input error."""
@@ -82,7 +100,8 @@ def _walk(root: str, errors: list[InputError]) -> list[str]:
 
 
 def discover(
-    paths: Iterable[str], excludes: Iterable[str] = (), stdin_name: str | None = None
+    paths: Iterable[str], excludes: Iterable[str] = (), stdin_name: str | None = None,
+    follow_outside: bool = False
 ) -> tuple[list[Source], list[InputError]]:
     """Resolve command-line paths to sources; problems with a path become input errors.
     `stdin_name` is the name `-` is shown under (--stdin-filename)."""
@@ -91,9 +110,15 @@ def discover(
     errors: list[InputError] = []
     seen: set[str] = set()
 
-    def add(fs_path: str) -> None:
+    def add(fs_path: str, tree: str) -> None:
         display = _display(fs_path)
         if display in seen or _excluded(display, excludes):
+            return
+        if not follow_outside and os.path.islink(fs_path) and _leaves(fs_path, tree) \
+                and (tree != os.curdir or _leaves(fs_path, os.path.dirname(fs_path) or os.curdir)):
+            seen.add(display)
+            note(f"{display}: skipped: a symbolic link to a file outside {_display(tree)}"
+                 " (--follow-symlinks-out reads it)")
             return
         seen.add(display)
         sources.append(Source(display, fs_path))
@@ -116,10 +141,10 @@ def discover(
         if stat.S_ISDIR(info.st_mode):
             walk_errors: list[InputError] = []
             for found in _walk(path, walk_errors):
-                add(found)
+                add(found, path)
             errors.extend(sorted(walk_errors, key=lambda e: e.path))
         elif stat.S_ISREG(info.st_mode):
-            add(path)
+            add(path, os.curdir)
         else:
             errors.append(InputError(_display(path), "not a regular file (FIFO, device or socket)"))
     return sources, errors

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import bisect
 import sys
-import tempfile
 from array import array
 from collections.abc import Callable, Iterator
 from typing import IO, Any
@@ -78,7 +77,12 @@ class StdinSpool:
 
     def open(self) -> IO[bytes]:
         if self.spool is None:
-            self.spool = tempfile.SpooledTemporaryFile(max_size=STDIN_SPOOL_BYTES)
+            import tempfile  # stdin only: a run on files never needs it
+
+            from kubegap_lint.core.tempdir import private_temp_dir
+
+            folder = private_temp_dir()  # None: no private temp folder, so all of it in memory
+            self.spool = tempfile.SpooledTemporaryFile(max_size=STDIN_SPOOL_BYTES if folder else 0, dir=folder)
             return _Tee(sys.stdin.buffer, self.spool)  # type: ignore[return-value]  # reads like a file
         self.spool.seek(0)
         return self.spool  # type: ignore[no-any-return]

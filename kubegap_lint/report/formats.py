@@ -22,6 +22,9 @@ class ReportOptions:
     params: dict[str, Any] | None = None
     sarif_root: str | None = None
     sarif_category: str | None = None
+    summary: bool = True  # text: the summary line (off with --quiet, or when it goes to stderr)
+    estimates: bool = True  # text: the "Expected interruptions" block
+    statistics: bool = False  # text: counts per rule instead of the findings
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,8 @@ def _text(result: LintResult, options: ReportOptions) -> Report:
     from kubegap_lint.report.text import text_lines
 
     return Report(text_lines(result, colour=options.colour, show_suppressed=options.show_suppressed,
-                             params=options.params), [])
+                             params=options.params, summary=options.summary, estimates=options.estimates,
+                             statistics=options.statistics), [])
 
 
 def _json(result: LintResult, options: ReportOptions) -> Report:

@@ -8,11 +8,11 @@ a workflow. Values are escaped as the runner expects: `%`, CR and LF in the mess
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from kubegap_lint.core.model import Finding, InputError, Severity
 from kubegap_lint.engine.run import LintResult
+from kubegap_lint.report.sanitize import escape_invisible
 from kubegap_lint.report.sarif_paths import UriMapper, default_root
 from kubegap_lint.report.text import summary_line
 
@@ -20,11 +20,9 @@ COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: 
 
 # Control characters other than CR and LF (which are %-escaped) would reach the log as they are:
 # show them as \xNN so a manifest cannot colour or rewrite the log.
-_CONTROL = re.compile("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-
-
 def _neutralise(text: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+    # Also bidi and zero-width characters, and lone surrogates (a file name that is not UTF-8).
+    return escape_invisible(text, keep_line_breaks=True).replace("\t", "\\x09")
 
 
 def escape_data(text: str) -> str:

@@ -51,6 +51,7 @@ def finding_dict(finding: Finding, catalog_incidents: dict[str, Any]) -> dict[st
             for e in finding.evidence if e in catalog_incidents
         ],
         "suppressed": None,
+        "found_by": finding.found_by,
     }
     if finding.resource is not None:
         out["resource"] = {

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import re
 
-# C0 and C1 control characters, DEL, and lone surrogates (from escapes in broken input).
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+# C0 and C1 control characters, DEL, lone surrogates (from escapes in broken input and from
+# file names that are not UTF-8), and the invisible characters that reorder or hide text:
+# bidi embeddings, overrides and isolates (the "Trojan Source" characters), zero-width
+# spaces and joiners, the word joiner and the byte-order mark.
+_INVISIBLE = "\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{_INVISIBLE}]")
+_UNSAFE_KEEP_TABS = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff{_INVISIBLE}]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -17,3 +22,20 @@ def safe_text(text: str) -> str:
     """Escape control characters; tabs and new lines become spaces (one finding, one line)."""
     text = text.replace("\t", " ").replace("\n", " ").replace("\r", " ")
     return _UNSAFE.sub(_escape, text)
+
+
+def escape_invisible(text: str, keep_line_breaks: bool = False) -> str:
+    """Escape what safe_text escapes, but leave tabs, CR and LF (a format escapes those itself)."""
+    return _UNSAFE_KEEP_TABS.sub(_escape, text) if keep_line_breaks else _UNSAFE.sub(_escape, text)
+
+
+def no_command(line: str) -> str:
+    """A line that starts with `::` is a GitHub Actions workflow command when a CI log shows
+    it: escape the first colon (a file may be named `::error::x.yaml`)."""
+    return "\\x3a" + line[1:] if line.startswith("::") else line
+
+
+def sarif_text(text: str) -> str:
+    """Input text for a SARIF plain-text message: escaped as above, and `[`, `]` escaped, which
+    SARIF reads as embedded links (`[text](url)`) otherwise."""
+    return safe_text(text).replace("[", "\\[").replace("]", "\\]")

@@ -22,6 +22,7 @@ from kubegap_lint.core.errors import UsageError
 from kubegap_lint.core.model import Finding, InputError, Location, Severity
 from kubegap_lint.engine.run import LintResult
 from kubegap_lint.report import sarif_limits
+from kubegap_lint.report.sanitize import sarif_text
 from kubegap_lint.report.sarif_json import dumps, sarif
 from kubegap_lint.report.sarif_limits import (
     Limits,
@@ -35,9 +36,19 @@ from kubegap_lint.report.sarif_paths import UriMapper
 from kubegap_lint.report.sarif_sources import SourceFiles
 from kubegap_lint.suppress.fingerprint import fingerprint
 
-# Where the project lives; helpUri and informationUri point into it. Change it here only.
+# Where the project lives; helpUri and informationUri point into it. Change it here only (and
+# the owner in the docs' snippets: docs/github-action.md, "One owner name").
 REPOSITORY_URL = "https://github.com/kubegap/kubegap-lint"
-RULES_DOC_URL = f"{REPOSITORY_URL}/blob/main/docs/rules.md"
+# The rules reference of another place or version (the Action sets it to the ref that ran).
+DOCS_URL_ENV = "KUBEGAP_LINT_DOCS_URL"
+
+
+def rules_doc_url() -> str:
+    """docs/rules.md as of the version that ran (its release tag), unless KUBEGAP_LINT_DOCS_URL
+    names another: a fork, a mirror, the commit an Action ran at."""
+    from kubegap_lint import __version__
+
+    return os.environ.get(DOCS_URL_ENV, "").strip() or f"{REPOSITORY_URL}/blob/v{__version__}/docs/rules.md"
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -46,8 +57,11 @@ FINGERPRINT_KEY = "kubegapFingerprint/v1"
 LINE_HASH_KEY = "primaryLocationLineHash"
 
 # GitHub reads `security-severity` (a number as a string) to rank results: >= 7.0 high,
-# 4.0-6.9 medium, 0.1-3.9 low. kubegap-lint's severities map onto those bands.
+# 4.0-6.9 medium, 0.1-3.9 low, and lists every result of a rule that has it as a *security*
+# alert. Only rules tagged `security` carry it (docs/sarif.md); the rest are resilience
+# findings, ranked by `problem.severity`.
 SECURITY_SEVERITY = {Severity.ERROR: "7.5", Severity.WARNING: "5.0", Severity.NOTE: "2.0"}
+SECURITY_TAG = "security"
 # `problem.severity`, GitHub's severity for rules it does not treat as security rules.
 PROBLEM_SEVERITY = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "recommendation"}
 # Annotations and inline comments sit in the manifest; configuration and baseline do not.
@@ -89,7 +103,7 @@ def rule_help_uri(policy: Policy) -> str | None:
 
     if Path(policy.path).resolve().parent != policies_dir().resolve():
         return None
-    return f"{RULES_DOC_URL}#{anchor(policy)}"
+    return f"{rules_doc_url()}#{anchor(policy)}"
 
 
 def reported_policies(result: LintResult, rule_ids: Iterable[str]) -> list[Policy]:
@@ -151,7 +165,7 @@ def _taxonomy(catalog: Catalog, policies: list[Policy]) -> tuple[Any, dict[str, 
             id=incident.id,
             short_description=sarif(om.MultiformatMessageString, text=_clip(incident.title)),
             full_description=sarif(om.MultiformatMessageString, text=_clip(incident.summary)),
-            help_uri=f"{RULES_DOC_URL}#{incident.id}",
+            help_uri=f"{rules_doc_url()}#{incident.id}",
             properties=properties,
         ))
     component = sarif(
@@ -160,7 +174,7 @@ def _taxonomy(catalog: Catalog, policies: list[Policy]) -> tuple[Any, dict[str, 
         organization="kubegap-lint",
         short_description=sarif(om.MultiformatMessageString,
                                 text="Public incidents and papers that kubegap-lint's rules cite"),
-        information_uri=f"{RULES_DOC_URL}#incidents",
+        information_uri=f"{rules_doc_url()}#incidents",
         taxa=taxa,
     )
     return component, {incident.id: index for index, incident in enumerate(incidents)}
@@ -190,7 +204,7 @@ def _rule(policy: Policy, catalog: Catalog, taxon_index: dict[str, int]) -> Any:
             "tags": list(policy.tags[:MAX_TAGS]),
             "precision": policy.precision,
             "problem.severity": PROBLEM_SEVERITY[policy.severity],
-            "security-severity": SECURITY_SEVERITY[policy.severity],
+            **({"security-severity": SECURITY_SEVERITY[policy.severity]} if SECURITY_TAG in policy.tags else {}),
         },
     )
 
@@ -227,7 +241,8 @@ class _Builder:
         real = self.mapper.file_path(finding.location.path) if uri is None else None
         if real is not None and os.path.isfile(real):
             self.mapper.require(finding.location.path)  # a real file outside the root: the user's mistake
-        message = f"{finding.resource.display()}: {finding.message}" if finding.resource else finding.message
+        message = sarif_text(f"{finding.resource.display()}: {finding.message}" if finding.resource
+                             else finding.message)
         related = None
         properties: dict[str, Any] = {}
         rendered = finding.rendered_location
@@ -303,7 +318,7 @@ class _Builder:
                 om.PhysicalLocation,
                 artifact_location=sarif(om.ArtifactLocation, uri=uri, uri_base_id=SRCROOT),
                 region=region))]
-        return sarif(om.Notification, level="error", message=sarif(om.Message, text=error.display()),
+        return sarif(om.Notification, level="error", message=sarif(om.Message, text=sarif_text(error.display())),
                      locations=locations)
 
 

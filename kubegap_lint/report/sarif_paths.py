@@ -47,7 +47,8 @@ class UriMapper:
     def uri(self, display: str) -> str | None:
         """The repository-relative URI of a path, or None when it is stdin or outside the root."""
         relative = self.relative_path(display)
-        return None if relative is None else quote(relative, safe="/")
+        # The bytes of the name, percent-encoded: a file name need not be UTF-8.
+        return None if relative is None else quote(os.fsencode(relative), safe="/")
 
     def relative_path(self, display: str) -> str | None:
         """The path relative to the root, with forward slashes; None for stdin or outside it."""

@@ -7,7 +7,7 @@ from typing import Any
 
 from kubegap_lint.core.model import Finding, Severity
 from kubegap_lint.engine.run import LintResult
-from kubegap_lint.report.sanitize import safe_text
+from kubegap_lint.report.sanitize import no_command, safe_text
 
 _COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.NOTE: "cyan"}
 
@@ -21,20 +21,22 @@ def _style(text: str, colour: bool, **kwargs: Any) -> str:
 
 
 def finding_line(finding: Finding, colour: bool = False) -> str:
+    # Input text (paths, names, messages that quote them) is escaped piece by piece, before
+    # the colour codes are added: the codes are ours and must reach the terminal as they are.
     loc = finding.location
-    place = f"{loc.path}:{loc.line}:{loc.column}"
+    place = no_command(safe_text(f"{loc.path}:{loc.line}:{loc.column}"))
     severity = _style(finding.severity.value, colour, fg=_COLOURS[finding.severity], bold=True)
     subject = f"{finding.resource.display()}: " if finding.resource else ""
-    parts = [f"{_style(place, colour, bold=True)}: {severity} {finding.rule_id} {finding.rule_name}: "
-             f"{subject}{finding.message}"]
+    parts = [_style(place, colour, bold=True), f": {severity} ",
+             safe_text(f"{finding.rule_id} {finding.rule_name}: {subject}{finding.message}")]
     if finding.rendered_location is not None:
         rendered = finding.rendered_location
-        parts.append(f" (rendered at {rendered.path}:{rendered.line}:{rendered.column})")
+        parts.append(safe_text(f" (rendered at {rendered.path}:{rendered.line}:{rendered.column})"))
     if finding.approximate:
         parts.append(" [line approximate]")
     if finding.suppression is not None:
-        parts.append(f" [suppressed by {finding.suppression.kind}: {finding.suppression.reason}]")
-    return safe_text("".join(parts))
+        parts.append(safe_text(f" [suppressed by {finding.suppression.kind}: {finding.suppression.reason}]"))
+    return "".join(parts)
 
 
 def summary_line(result: LintResult) -> str:
@@ -69,15 +71,38 @@ def estimate_lines(result: LintResult, params: dict[str, Any]) -> Iterator[str]:
                         f" {item.gpus} GPUs: one interruption every {interval_text(item.interval_days)}")
 
 
-def text_lines(result: LintResult, colour: bool = False, show_suppressed: bool = False,
-               params: dict[str, Any] | None = None) -> Iterator[str]:
-    """The report a line at a time (with its line end), as the stored findings are read."""
+def statistics_lines(result: LintResult) -> Iterator[str]:
+    """How many counted findings each rule gave, most first (then by rule id), like ruff's
+    --statistics: count, rule id, rule name, severity."""
+    counts: dict[tuple[str, str, str], int] = {}
     for finding in result.iter_findings():
-        if show_suppressed or finding.suppression is None:
-            yield finding_line(finding, colour) + "\n"
-    for line in estimate_lines(result, params or {}):
-        yield line + "\n"
-    yield summary_line(result) + "\n"
+        if finding.suppression is None:
+            key = (finding.rule_id, finding.rule_name, finding.severity.value)
+            counts[key] = counts.get(key, 0) + 1
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0][0]))
+    width = max((len(str(count)) for _, count in rows), default=1)
+    name_width = max((len(name) for (_, name, _), _ in rows), default=0)
+    for (rule_id, name, severity), count in rows:
+        yield f"{count:>{width}}  {rule_id}  {name:<{name_width}}  {severity}"
+
+
+def text_lines(result: LintResult, colour: bool = False, show_suppressed: bool = False,
+               params: dict[str, Any] | None = None, summary: bool = True, estimates: bool = True,
+               statistics: bool = False) -> Iterator[str]:
+    """The report a line at a time (with its line end), as the stored findings are read:
+    findings (or, with `statistics`, counts per rule), the interruption estimate, the summary."""
+    if statistics:
+        for line in statistics_lines(result):
+            yield line + "\n"
+    else:
+        for finding in result.iter_findings():
+            if show_suppressed or finding.suppression is None:
+                yield finding_line(finding, colour) + "\n"
+    if estimates:
+        for line in estimate_lines(result, params or {}):
+            yield line + "\n"
+    if summary:
+        yield summary_line(result) + "\n"
 
 
 def render_text(result: LintResult, colour: bool = False, show_suppressed: bool = False,

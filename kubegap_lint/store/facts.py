@@ -72,8 +72,14 @@ class DiskFacts:
     def __init__(self) -> None:
         import sqlite3
 
-        # "" names a private temporary database on disk (SQLite keeps a small page cache).
+        from kubegap_lint.core.tempdir import private_temp_dir
+
+        # "" names a private temporary database on disk (SQLite keeps a small page cache),
+        # in our private temp folder: SQLite's own search ends in the current folder.
         self.db = sqlite3.connect("")
+        folder = private_temp_dir()
+        if folder is not None and "'" not in folder:
+            self.execute(f"PRAGMA temp_store_directory = '{folder}'")
         self.execute("CREATE TABLE facts (tbl TEXT, key TEXT, value BLOB, PRIMARY KEY (tbl, key)) WITHOUT ROWID")
         self.execute("CREATE TABLE multimap (tbl TEXT, key TEXT, number INTEGER)")
         self.execute("CREATE INDEX multimap_key ON multimap (tbl, key)")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO, Any, Generic, TypeVar
+from typing import IO, Any, Generic, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -82,9 +82,10 @@ class SortedSpill(Generic[T]):
 
 def _write_run(items: Iterable[Any]) -> IO[bytes]:
     import pickle  # here, not at the top: most runs never spill, and start-up counts
-    import tempfile
 
-    handle = tempfile.TemporaryFile(prefix="kubegap-lint-")
+    from kubegap_lint.core.tempdir import temporary_file
+
+    handle = cast(IO[bytes], temporary_file())  # a private folder, or memory: never the current one
     batch: list[Any] = []
     for item in items:
         batch.append(item)

@@ -290,7 +290,11 @@ def _glob_any(value: str | None, patterns: list[str]) -> bool:
 
 
 def _path_matches(finding: Finding, patterns: list[str]) -> bool:
-    path = _file_of(finding).path
+    return _file_matches(_file_of(finding).path, patterns) or bool(
+        finding.template and _template_matches(finding.template, patterns))
+
+
+def _file_matches(path: str, patterns: list[str]) -> bool:
     absolute = os.path.abspath(path).replace(os.sep, "/")
     for pattern in patterns:
         if os.path.isabs(pattern):
@@ -298,10 +302,12 @@ def _path_matches(finding: Finding, patterns: list[str]) -> bool:
                 return True
         elif fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(os.path.basename(path), pattern):
             return True
-        if finding.template and fnmatch.fnmatchcase(finding.template, pattern.rsplit("/", 1)[-1]
-                                                    if os.path.isabs(pattern) else pattern):
-            return True
     return False
+
+
+def _template_matches(template: str, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatchcase(template, pattern.rsplit("/", 1)[-1] if os.path.isabs(pattern) else pattern)
+               for pattern in patterns)
 
 
 def exemption_covers(exemption: Any, rule_ids: set[str] | None, finding: Finding,
@@ -358,12 +364,17 @@ class Suppressor:
         self.exemptions: list[tuple[Any, set[str] | None]] = []
         for exemption in self.settings.exemptions:
             ids = None if "*" in exemption.rules else {
-                p.id for p in (self.catalog.find(r) for r in exemption.rules) if p is not None}
+                p.id for r in exemption.rules for p in self.catalog.select(r)}
             self.exemptions.append((exemption, ids))
         self.exemption_used = [False] * len(self.exemptions)
+        self.linted_files: set[str] = set()  # what the run read, to judge exemptions' paths
+        self.linted_templates: set[str] = set()
 
     def collect(self, resource: Resource) -> None:
         """Read the inline and annotation suppressions one resource carries."""
+        self.linted_files.add(resource.path)
+        if resource.helm_source:
+            self.linted_templates.add(resource.helm_source)
         fresh = [c for c in resource.comments if (resource.path, c[0], c[1]) not in self._seen_comments]
         if fresh:  # every item of a List carries its document's comments: read them once
             self._seen_comments.update((resource.path, line, column) for line, column, _ in fresh)
@@ -421,7 +432,8 @@ class Suppressor:
         out = [self._exempt(finding, lambda: None) for finding in out]
         if self.unused_policy is not None:
             for number, (exemption, ids) in enumerate(self.exemptions):
-                if self.exemption_used[number] or (ids is not None and not ids & self.active):
+                if self.exemption_used[number] or (ids is not None and not ids & self.active) \
+                        or not self._judged(exemption):
                     continue
                 path, line, column = exemption.origin or (self.settings.source or "configuration", 1, 1)
                 out.append(_own_finding(
@@ -431,6 +443,16 @@ class Suppressor:
                     Location(path, line, column), None, f"exemption|{','.join(exemption.rules)}|{exemption.reason}",
                 ))
         return out
+
+
+    def _judged(self, exemption: Any) -> bool:
+        """Whether this run can call the exemption unused: it read a file of its paths. A run
+        over part of a whole (pre-commit's changed files, a chart) says nothing of an exemption
+        without paths, which may be for a file it did not read; a full run does."""
+        if not exemption.paths:
+            return self.settings.context is None and not self.settings.partial
+        return any(_file_matches(path, exemption.paths) for path in sorted(self.linted_files)) or any(
+            _template_matches(template, exemption.paths) for template in sorted(self.linted_templates))
 
 
 def _unused_text(directive: Directive) -> str:
@@ -455,9 +477,10 @@ def apply_baseline(findings: Iterable[Finding], accepted: Counter[str], source: 
     from kubegap_lint.suppress.fingerprint import fingerprint
 
     remaining = Counter(accepted)
+    top = getattr(accepted, "top", None)  # a version 2 baseline's paths are from there
     for finding in findings:
         if finding.suppression is None:
-            mark = fingerprint(finding)
+            mark = fingerprint(finding, top)
             if remaining[mark] > 0:
                 remaining[mark] -= 1
                 finding = replace(finding, suppression=Suppression("baseline", "in the baseline", source))

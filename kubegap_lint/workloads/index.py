@@ -25,6 +25,23 @@ class DisruptionBudget:
     line: int
 
 
+@dataclass(frozen=True)
+class Autoscaler:
+    """An HPA or KEDA ScaledObject, by the workload its scaleTargetRef names."""
+    kind: str
+    name: str | None
+    namespace: str | None
+    target_kind: str
+    target_name: str
+    min_replicas: Any  # as written; None when unset
+    max_replicas: Any
+    path: str
+    line: int
+
+
+_AUTOSCALER_KINDS = frozenset(("HorizontalPodAutoscaler", "ScaledObject"))
+
+
 class InputIndex:
     """The facts, by key. They are kept in dictionaries; with `facts_in_memory`, past that many
     they move to a database on disk (facts.py), so that memory does not grow with a stream."""
@@ -33,41 +50,38 @@ class InputIndex:
         self.facts: MemoryFacts | DiskFacts = MemoryFacts()
         self.facts_in_memory = facts_in_memory
         self.budget_count = 0
+        self.autoscaler_count = 0
 
     @property
     def on_disk(self) -> bool:
         return isinstance(self.facts, DiskFacts)
 
     def add(self, resource: Resource) -> None:
-        kind = resource.kind
-        data = resource.data
-        spec: dict[str, Any] = data["spec"] if isinstance(data.get("spec"), dict) else {}
-        name = resource.name
-        if name is None:
-            return
-        namespace = resource.namespace
-        if kind == "PodDisruptionBudget":
-            selector = spec.get("selector")
-            if selector == {} and resource.api_version == "policy/v1beta1":
-                selector = None  # policy/v1beta1: an empty selector selects no pods (v1: all)
-            self.add_budget(DisruptionBudget(
-                name, namespace, selector if isinstance(selector, dict) else None,
-                spec.get("minAvailable"), spec.get("maxUnavailable"), resource.path, resource.start.line,
-            ))
-        elif kind == "PersistentVolumeClaim":
-            self._put("claim", (namespace, name), True, kind, name)
-        elif kind == "ConfigMap":
-            values = data.get("data")
-            if isinstance(values, dict):
-                # Only what `envFrom` can make of it: a value too long for any setting a policy
-                # reads (a script, a config file) is kept as "set, value unknown".
-                self._put("config", (namespace, name), {
-                    str(k): (v if len(v) <= MAX_ENV_VALUE_CHARS else None)
-                    for k, v in values.items() if isinstance(v, str)
-                }, kind, name)
-        elif kind in ("ResourceClaimTemplate", "ResourceClaim"):
-            claim_spec = spec.get("spec", {}) if kind == "ResourceClaimTemplate" else spec
-            self._put("device", (kind, namespace, name), _device_requests(claim_spec), kind, name)
+        for record in fact_records(resource):
+            self.add_record(record, resource.path)
+
+    def add_record(self, record: list[Any], path: str) -> None:
+        """Add one fact given as plain data (fact_records); `path` is the file it is from."""
+        table = record[0]
+        if table == "budget":
+            _, name, namespace, selector, min_available, max_unavailable, line = record
+            self.add_budget(DisruptionBudget(name, namespace, selector, min_available, max_unavailable,
+                                             path, line))
+        elif table == "claim":
+            self._put("claim", (record[1], record[2]), True, "PersistentVolumeClaim", record[2])
+        elif table == "config":
+            self._put("config", (record[1], record[2]), record[3], "ConfigMap", record[2])
+        elif table == "device":
+            _, kind, namespace, name, requests = record
+            self._put("device", (kind, namespace, name), [tuple(r) for r in requests], kind, name)
+        elif table == "autoscaler":
+            _, kind, name, namespace, target_kind, target_name, low, high, line = record
+            self.add_autoscaler(Autoscaler(kind, name, namespace, target_kind, target_name, low, high, path, line))
+        elif table == "modelcache":
+            self._put("modelcache", (record[1],), True, "LocalModelCache", record[2])
+        elif table == "runtime":
+            _, kind, scope, name, data = record
+            self._put("runtime", (kind, scope, name), data, kind, name)
 
     def _put(self, table: str, key: tuple[Any, ...], value: Any, kind: str, name: str) -> None:
         self.facts.put(table, key, value)
@@ -92,6 +106,14 @@ class InputIndex:
             self.facts.append("bucket", None, number)
         self._maybe_move()
 
+    def add_autoscaler(self, autoscaler: Autoscaler) -> None:
+        number = self.autoscaler_count
+        self.autoscaler_count += 1
+        self.facts.put("autoscaler", number, autoscaler)
+        # By target kind and name; the namespace is compared on lookup, as for budgets.
+        self.facts.append("scales", (autoscaler.target_kind, autoscaler.target_name), number)
+        self._maybe_move()
+
     def _maybe_move(self) -> None:
         if self.facts_in_memory is not None and isinstance(self.facts, MemoryFacts) \
                 and self.facts.count > self.facts_in_memory:
@@ -104,7 +126,9 @@ class InputIndex:
         assert isinstance(part.facts, MemoryFacts)
         for number in range(part.budget_count):
             self.add_budget(part.facts.get("budget", number))
-        for table in ("claim", "config", "device"):
+        for number in range(part.autoscaler_count):
+            self.add_autoscaler(part.facts.get("autoscaler", number))
+        for table in ("claim", "config", "device", "runtime", "modelcache"):
             for key, value in part.facts.tables.get(table, {}).items():
                 self.facts.put(table, key, value)
         for key, first in part.facts.tables.get("first", {}).items():
@@ -122,6 +146,18 @@ class InputIndex:
                 found.append(budget)
         return found
 
+    def autoscalers_for(self, namespace: str | None, kind: str | None, name: str | None) -> list[Autoscaler]:
+        """The HPAs and ScaledObjects whose scaleTargetRef names this workload, in input order."""
+        if kind is None or name is None:
+            return []
+        found = []
+        for number in self.facts.numbers("scales", [(kind, name)]):
+            autoscaler: Autoscaler = self.facts.get("autoscaler", number)
+            if autoscaler.namespace is not None and namespace is not None and autoscaler.namespace != namespace:
+                continue
+            found.append(autoscaler)
+        return found
+
     def _lookup(self, table: str, key: tuple[Any, ...], kind: str, name: str, namespace: str | None) -> Any:
         found = self.facts.get(table, key)
         if found is None and namespace is None:
@@ -130,11 +166,21 @@ class InputIndex:
                 found = self.facts.get(table, first)
         return found
 
+    def training_runtime(self, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+        """A (Cluster)TrainingRuntime of the input, by the kind and name a TrainJob's runtimeRef gives."""
+        scope = None if kind == "ClusterTrainingRuntime" else namespace
+        found = self._lookup("runtime", (kind, scope, name), kind, name, scope)
+        return found if isinstance(found, dict) else None
+
     def config_map(self, namespace: str | None, name: str) -> dict[str, str | None] | None:
         found = self._lookup("config", (namespace, name), "ConfigMap", name, namespace)
         if found is None:
             found = self.facts.get("config", (None, name))
         return found
+
+    def model_cached(self, uri: str) -> bool:
+        """Whether a KServe LocalModelCache in the input caches this storage URI on the nodes."""
+        return self.facts.has("modelcache", (uri,))
 
     def claim_exists(self, namespace: str | None, name: str) -> bool:
         if self.facts.has("claim", (namespace, name)) or self.facts.has("claim", (None, name)):
@@ -150,6 +196,79 @@ class InputIndex:
             if first is not None:
                 found = self.facts.get("device", first)
         return found
+
+
+def fact_records(resource: Resource) -> list[list[Any]]:
+    """What a resource tells the index, as plain data (lists, strings, numbers, mappings): the
+    same for a file linted and for one read for its facts only (repofacts.py caches them as
+    JSON). A budget's record leaves out its path, which is the file's."""
+    kind = resource.kind
+    data = resource.data
+    spec: dict[str, Any] = data["spec"] if isinstance(data.get("spec"), dict) else {}
+    name = resource.name
+    if name is None:
+        return []
+    namespace = resource.namespace
+    if kind == "PodDisruptionBudget":
+        selector = spec.get("selector")
+        if selector == {} and resource.api_version == "policy/v1beta1":
+            selector = None  # policy/v1beta1: an empty selector selects no pods (v1: all)
+        return [["budget", name, namespace, selector if isinstance(selector, dict) else None,
+                 spec.get("minAvailable"), spec.get("maxUnavailable"), resource.start.line]]
+    if kind in _AUTOSCALER_KINDS:
+        autoscaler = _autoscaler(resource, spec)
+        if autoscaler is None:
+            return []
+        return [["autoscaler", autoscaler.kind, autoscaler.name, autoscaler.namespace, autoscaler.target_kind,
+                 autoscaler.target_name, autoscaler.min_replicas, autoscaler.max_replicas, autoscaler.line]]
+    if kind == "LocalModelCache":
+        uri = spec.get("sourceModelUri")
+        return [["modelcache", uri, name]] if isinstance(uri, str) else []
+    if kind == "PersistentVolumeClaim":
+        return [["claim", namespace, name]]
+    if kind == "ConfigMap":
+        values = data.get("data")
+        if isinstance(values, dict):
+            # Only what `envFrom` can make of it: a value too long for any setting a policy
+            # reads (a script, a config file) is kept as "set, value unknown".
+            return [["config", namespace, name, {
+                str(k): (v if len(v) <= MAX_ENV_VALUE_CHARS else None)
+                for k, v in values.items() if isinstance(v, str)
+            }]]
+        return []
+    if kind in ("TrainingRuntime", "ClusterTrainingRuntime") and resource.api_version \
+            and resource.api_version.startswith("trainer.kubeflow.org/"):
+        # Kept whole: a TrainJob that names it is judged merged with it (trainjob.py).
+        scope = None if kind == "ClusterTrainingRuntime" else namespace
+        return [["runtime", kind, scope, name, data]]
+    if kind in ("ResourceClaimTemplate", "ResourceClaim"):
+        claim_spec = spec.get("spec", {}) if kind == "ResourceClaimTemplate" else spec
+        return [["device", kind, namespace, name, _device_requests(claim_spec)]]
+    return []
+
+
+# The kinds fact_records reads: a file that names none of them holds no fact.
+FACT_KINDS = ("PodDisruptionBudget", "PersistentVolumeClaim", "ConfigMap", "ResourceClaim",
+              "TrainingRuntime",  # ClusterTrainingRuntime contains it
+              "HorizontalPodAutoscaler", "ScaledObject", "LocalModelCache")
+
+
+def _autoscaler(resource: Resource, spec: dict[str, Any]) -> Autoscaler | None:
+    """The autoscaler's target and bounds. A ScaledObject's target kind defaults to Deployment
+    (KEDA's scaleTargetRef); an HPA must name its kind."""
+    target = spec.get("scaleTargetRef")
+    if not isinstance(target, dict) or not isinstance(target.get("name"), str):
+        return None
+    if resource.kind == "ScaledObject":
+        target_kind = target.get("kind") or "Deployment"
+        low, high = spec.get("minReplicaCount"), spec.get("maxReplicaCount")
+    else:
+        target_kind = target.get("kind")
+        low, high = spec.get("minReplicas"), spec.get("maxReplicas")
+    if not isinstance(target_kind, str):
+        return None
+    return Autoscaler(resource.kind, resource.name, resource.namespace, target_kind, target["name"],
+                      low, high, resource.path, resource.start.line)
 
 
 def _device_requests(claim_spec: Any) -> list[tuple[str, Any]]:

@@ -45,6 +45,10 @@ class TemplateRule:
     default_replicas: int
     less_one_when: Path_ | None
     counts_as_replicas: bool
+    resource: Path_ | None = None  # an embedded resource read by its own kind entry (Katib)
+    model: Path_ | None = None  # a container-like mapping in the inline spec (KServe predictor.model)
+    root_replicas: tuple[Path_, ...] = ()  # counts read from the resource root, not the entry
+    gpus: Path_ | None = None  # total GPUs the operator spreads over the pods (MPIJob v1alpha1)
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,15 @@ class KindRule:
     claim_templates: Path_ | None
     templates: tuple[TemplateRule, ...]
     claim_policies: Path_ | None = None  # JobSet volumeClaimPolicies: [{templates: [...]}]
+    version: str | None = None  # only this apiVersion version (MPIJob kubeflow.org/v1alpha1)
+    merge: str | None = None  # trainer-runtime: judged merged with the runtime it names (trainjob.py)
+
+    @property
+    def found_by(self) -> str:
+        """How the JSON names this entry as the finder of a pod template."""
+        group = f"{self.group}/" if self.group else ""
+        version = f"{self.version}/" if self.version else ""
+        return f"table:{group}{version}{self.kind}" if self.kind != "*" else "walk"
 
 
 def _opt_path(entry: dict[str, Any], key: str) -> Path_ | None:
@@ -77,6 +90,10 @@ def _rule(entry: dict[str, Any]) -> KindRule:
             default_replicas=int(t.get("default_replicas", 1)),
             less_one_when=_opt_path(t, "less_one_when"),
             counts_as_replicas=bool(t.get("counts_as_replicas", False)),
+            resource=_opt_path(t, "resource"),
+            model=_opt_path(t, "model"),
+            root_replicas=tuple(split_path(p) for p in t.get("root_replicas", [])),
+            gpus=_opt_path(t, "gpus"),
         )
         for t in entry["templates"]
     )
@@ -88,18 +105,15 @@ def _rule(entry: dict[str, Any]) -> KindRule:
         claim_templates=_opt_path(entry, "claim_templates"),
         claim_policies=_opt_path(entry, "claim_policies"),
         templates=templates,
+        version=entry.get("version"),
+        merge=entry.get("merge"),
     )
 
 
-_INFERRED = KindRule(
-    group="*",
-    kind="*",
-    workload_class="other",
-    replicas=(("spec", "replicas"),),
-    claim_templates=None,
-    templates=(TemplateRule("pod", None, None, None, ("spec", "template"), None, None,
-                            (("spec", "replicas"),), 1, None, False),),
-)
+# An unknown kind that holds a pod template somewhere: discover.py finds the templates, the
+# class is other, and the counts are what the walk reads (a sibling `replicas`, else 1).
+GENERIC = KindRule(group="*", kind="*", workload_class="other", replicas=(), claim_templates=None,
+                   templates=())
 
 
 def api_group(api_version: Any) -> str:
@@ -108,39 +122,49 @@ def api_group(api_version: Any) -> str:
     return api_version.rsplit("/", 1)[0]
 
 
+def api_version_part(api_version: Any) -> str:
+    if not isinstance(api_version, str):
+        return ""
+    return api_version.rsplit("/", 1)[-1]
+
+
 class KindTable:
     """Looks up the rule for a resource by (apiVersion group, kind)."""
 
     def __init__(self, rules: Iterable[KindRule] = ()) -> None:
         self._rules: dict[tuple[str, str], KindRule] = {}
-        for rule in rules:
-            self._rules[(rule.group, rule.kind)] = rule
+        self._versioned: dict[tuple[str, str, str], KindRule] = {}
+        self.add(rules)
 
     def add(self, rules: Iterable[KindRule]) -> None:
         for rule in rules:
-            self._rules[(rule.group, rule.kind)] = rule
+            if rule.version:
+                self._versioned[(rule.group, rule.version, rule.kind)] = rule
+            else:
+                self._rules[(rule.group, rule.kind)] = rule
 
     def lookup(self, api_version: Any, kind: Any) -> KindRule | None:
         if not isinstance(kind, str):
             return None
-        return self._rules.get((api_group(api_version), kind))
+        group = api_group(api_version)
+        versioned = self._versioned.get((group, api_version_part(api_version), kind)) if self._versioned else None
+        return versioned or self._rules.get((group, kind))
 
     def lookup_or_infer(self, data: dict[str, Any]) -> KindRule | None:
-        """The table's rule, or for an unknown kind whose spec holds a pod template
-        (`spec.template.spec.containers`), a rule that reads it as a workload of class other."""
+        """The table's rule, or for an unknown kind that holds a pod template anywhere (a walk
+        of the document, discover.py), the generic rule: class other, templates found by the walk."""
         rule = self.lookup(data.get("apiVersion"), data.get("kind"))
         if rule is not None:
             return rule
-        template_spec = get_path(data, ("spec", "template", "spec"))
-        if isinstance(template_spec, dict) and isinstance(template_spec.get("containers"), list):
-            return _INFERRED
-        return None
+        from kubegap_lint.workloads.discover import walk
+
+        return GENERIC if next(walk(data), None) is not None else None
 
     def __len__(self) -> int:
-        return len(self._rules)
+        return len(self._rules) + len(self._versioned)
 
     def kinds(self) -> list[tuple[str, str]]:
-        return sorted(self._rules)
+        return sorted(set(self._rules) | {(g, k) for g, _, k in self._versioned})
 
 
 def rules_from_entries(entries: list[Any], display: str, positions: PositionIndex) -> list[KindRule]:
@@ -152,14 +176,27 @@ def rules_from_entries(entries: list[Any], display: str, positions: PositionInde
 
 
 def load_kind_table(path: Path | None = None) -> KindTable:
-    if path is None:  # the built-in table: kept between runs (catalogcache.py)
-        from kubegap_lint.catalog.cache import cached
+    if path is None:  # the built-in table: kept between runs as plain data (catalog/cache.py)
+        from kubegap_lint.catalog import cache
 
-        return cached("workloads", policies_dir(), lambda: _load_kind_table(policies_dir() / "workloads.yaml"),
-                      KindTable)
+        key = cache.catalog_key("workloads", policies_dir())
+        found = cache.load("workloads", key) if key else None
+        if isinstance(found, list):
+            try:
+                return KindTable(_rule(entry) for entry in found)
+            except Exception:  # noqa: BLE001 - any fault in cached data: load from the file
+                cache.note("the cached workload table does not match its file: loaded from the file")
+        entries = _kind_entries(policies_dir() / "workloads.yaml")
+        if key:
+            cache.store("workloads", key, entries)
+        return KindTable(_rule(entry) for entry in entries)
     return _load_kind_table(path)
 
 
-def _load_kind_table(path: Path) -> KindTable:
+def _kind_entries(path: Path) -> list[Any]:
     data, _ = load_validated(path, "workloads.schema.json")
-    return KindTable(_rule(entry) for entry in data["kinds"])
+    return list(data["kinds"])
+
+
+def _load_kind_table(path: Path) -> KindTable:
+    return KindTable(_rule(entry) for entry in _kind_entries(path))

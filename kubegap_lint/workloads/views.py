@@ -5,7 +5,7 @@ Deployment, a PyTorchJob and a JobSet alike. Views are plain dicts and lists; th
 specs and containers inside them are the parsed objects themselves. Each view, and each record
 derived from the manifest, carries `key_paths`: the key path in the document of the node it
 stands for (".") and of each field taken from the manifest, so a policy's `at:` locates the
-node it names (engine/locate.py).
+node it names (engine/locate.py; keypaths.py).
 """
 
 from __future__ import annotations
@@ -13,22 +13,25 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
-from kubegap_lint.input.parse import KeyPath
 from kubegap_lint.input.read import Resource
 from kubegap_lint.workloads import shellwords
 from kubegap_lint.workloads.index import InputIndex
-from kubegap_lint.workloads.kinds import KindRule, TemplateRule, get_path
-from kubegap_lint.workloads.viewfacts import add_resilience_facts
+from kubegap_lint.workloads.keypaths import Pinned, Where, exact, sub
+from kubegap_lint.workloads.kinds import KindRule, KindTable, TemplateRule, get_path
+from kubegap_lint.workloads.viewfacts import add_resilience_facts, covering_mount
+
+if TYPE_CHECKING:  # the view's types cost nothing at run time (workloads/viewtypes.py)
+    from kubegap_lint.workloads.viewtypes import ContainerView, EnvRecord, Location, PodBudget, PodView, WorkloadView
 
 _LAUNCHER_RE = re.compile(
     r"(?:^|[\s/;&|(\"'])(torchrun|torch\.distributed\.run|torch\.distributed\.launch|"
     r"accelerate\s+launch|deepspeed)(?=$|[\s;&|)\"'])"
 )
 _DISTRIBUTED_ENV = ("MASTER_ADDR", "WORLD_SIZE")
-_DISTRIBUTED_KINDS = frozenset(("PyTorchJob", "TrainJob", "ElasticJob"))
+_DISTRIBUTED_KINDS = frozenset(("PyTorchJob", "TrainJob", "ElasticJob", "HyperPodPyTorchJob"))
 _EXPORT_RE = re.compile(r"(?:^|[\s;&|(])(?:export\s+)?([A-Z][A-Z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;&|)]*)")
 _MPI_X_RE = re.compile(r"(?:^|\s)-x\s+([A-Za-z_][A-Za-z0-9_]*)(?:=([^\s;&|)]*))?")
 _VOLUME_META_KEYS = frozenset(("name",))
@@ -109,19 +112,8 @@ def path_values(text: str) -> list[str]:
     return found
 
 
-def covering_mount(mounts: list[dict[str, Any]], path: str) -> dict[str, Any] | None:
-    """The mount whose mountPath is the longest directory prefix of `path`, or None."""
-    best: dict[str, Any] | None = None
-    best_len = -1
-    for mount in mounts:
-        root = str(mount.get("path") or "").rstrip("/") or "/"
-        if (path == root or path.startswith(root + "/") or root == "/") and len(root) > best_len:
-            best, best_len = mount, len(root)
-    return best
-
-
 def _location(path: str, source: str, node: Any, mounts: list[dict[str, Any]],
-              where: KeyPath | None = None) -> dict[str, Any]:
+              where: Where | None = None) -> Location:
     mount = covering_mount(mounts, path)
     return {
         "path": path,
@@ -134,38 +126,38 @@ def _location(path: str, source: str, node: Any, mounts: list[dict[str, Any]],
     }
 
 
-def _naming_item(value: Any, where: KeyPath, path: str) -> KeyPath:
+def _naming_item(value: Any, where: Where, path: str) -> Where:
     """The key path of the command or args item that names `path` (the list when none alone does)."""
     if isinstance(value, list):
         for number, item in enumerate(value):
             if item is not None and path in str(item):
-                return (*where, number)
+                return sub(where, number)
     return where
 
 
 def container_locations(raw: dict[str, Any], mounts: list[dict[str, Any]],
-                        where: KeyPath = ()) -> list[dict[str, Any]]:
+                        where: Where = ()) -> list[Location]:
     """Every location a container names: its mount paths, and the absolute paths in its command,
     args (scripts included) and literal env values, each with the mount that covers it (none:
     the container's writable layer). Policies match these against checkpoint patterns. `where`
     is the container's key path: each location carries the path of the item that names it."""
     found = [_location(m["path"], "volumeMounts", m["mount"], mounts,
-                       (*m["key_paths"]["."], "mountPath") if "key_paths" in m else None)
+                       sub(m["key_paths"]["."], "mountPath") if "key_paths" in m else None)
              for m in mounts if m["path"]]
     for key in ("command", "args"):
         for path in path_values(" ".join(_strings(raw.get(key)))):
-            found.append(_location(path, key, raw.get(key), mounts, _naming_item(raw.get(key), (*where, key), path)))
+            found.append(_location(path, key, raw.get(key), mounts, _naming_item(raw.get(key), sub(where, key), path)))
     for number, entry in enumerate(as_list(raw.get("env"))):
         if isinstance(entry, dict) and isinstance(entry.get("value"), str) and "valueFrom" not in entry:
             for path in path_values(entry["value"]):
                 found.append(_location(path, f"env {entry.get('name')}", entry, mounts,
-                                       (*where, "env", number, "value")))
+                                       sub(where, "env", number, "value")))
     return found
 
 
 def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[str, Any],
-                container_path: str, role: str, where: KeyPath = (),
-                entry_paths: dict[str, KeyPath] | None = None) -> list[dict[str, Any]]:
+                container_path: str, role: str, where: Where = (),
+                entry_paths: dict[str, Where] | None = None) -> list[EnvRecord]:
     """One record per variable a container sets (env, envFrom, or its command line), so a
     policy can check names one by one and point at the env entry when there is one."""
     paths = entry_paths or {}
@@ -185,11 +177,18 @@ def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[s
 class ViewBuilder:
     """Builds workload views for one run; holds the parameters and the input index."""
 
-    def __init__(self, index: InputIndex, gpu_resources: list[str], nccl_resources: list[str]) -> None:
+    def __init__(self, index: InputIndex, gpu_resources: list[str], nccl_resources: list[str],
+                 kind_table: KindTable | None = None, diagnostic_commands: list[str] | None = None) -> None:
         self.index = index
         self.gpu_patterns = list(gpu_resources)
         self.nccl_patterns = list(nccl_resources)
+        self.kind_table = kind_table  # reads resources embedded in others (Katib trialSpec)
+        self.diagnostic_commands = list(diagnostic_commands or [])
         self.claim_names: set[str] = set()  # volumeClaimTemplates of the workload being built
+        self.read_nodes: set[int] = set()  # ids of the templates the table read (not walked again)
+        self.placeholders: list[dict[str, Any]] = []  # unrendered counts of the workload being built
+        self._count_base = ""  # view path of the entry counts are read from (for KG008's field)
+        self._count_root: Any = None  # the resource root: paths from it are not prefixed
 
     # -- accelerators -------------------------------------------------------------------
     def is_gpu_resource(self, name: str) -> bool:
@@ -232,17 +231,16 @@ class ViewBuilder:
         return found
 
     # -- pods -----------------------------------------------------------------------------
-    def _templates(self, resource: Resource, rule: TemplateRule) -> Iterator[tuple[str, str, Any, dict[str, Any], Any, KeyPath]]:
+    def _templates(self, data: dict[str, Any], rule: TemplateRule,
+                   where: Where) -> Iterator[tuple[str, str, Any, dict[str, Any], Any, Where]]:
         """(role, path, entry, pod template-like object, the entry the replicas are read from,
-        the object's key path in the document)."""
-        data = resource.data
-        base = resource.base
+        the object's key path in the document; `where` is the key path of `data`)."""
         if rule.each_key is not None:
             mapping = get_path(data, rule.each_key)
             for key, entry in as_dict(mapping).items():
                 if isinstance(entry, dict):
                     yield (str(key), ".".join(rule.each_key + (str(key),)), entry, entry, entry,
-                           (*base, *rule.each_key, key))
+                           sub(where, *rule.each_key, key))
         elif rule.each_item is not None:
             items = get_path(data, rule.each_item)
             assert rule.role_key is not None
@@ -250,30 +248,94 @@ class ViewBuilder:
                 if isinstance(entry, dict):
                     role = get_path(entry, rule.role_key)
                     role_text = str(role) if role is not None else str(position)
+                    if rule.role:  # two templates per entry (kthena entry and worker)
+                        role_text = f"{role_text} {rule.role}"
                     yield (role_text, f"{'.'.join(rule.each_item)}[{position}]", entry, entry, entry,
-                           (*base, *rule.each_item, position))
+                           sub(where, *rule.each_item, position))
         else:
-            yield str(rule.role), "", data, data, data, base
+            yield str(rule.role), "", data, data, data, where
 
     def pod_views(self, resource: Resource, kind_rule: KindRule,
                   summary: dict[str, Any]) -> list[tuple[dict[str, Any], TemplateRule]]:
+        """The pods the table's entry reads, then any other pod template the walk finds."""
+        pods = None
+        if kind_rule.merge == "trainer-runtime":
+            pods = self._runtime_pods(resource, summary)
+        if pods is None:
+            pods = self._table_pods(resource, resource.data, kind_rule, summary, "", 0, resource.base)
+        from kubegap_lint.workloads.walked import walked_pods
+
+        pods.extend(walked_pods(self, resource, pods, summary))
+        return pods
+
+    def _runtime_pods(self, resource: Resource, summary: dict[str, Any]) -> list[tuple[dict[str, Any], TemplateRule]] | None:
+        """A TrainJob's pods merged with its runtime when the input holds it; else None, and
+        `runtime_missing` says which runtime the rules that need it did not see."""
+        from kubegap_lint.workloads.trainjob import merged_pods, override_nodes, runtime_ref
+
+        self.read_nodes.update(id(node) for node in override_nodes(resource.data))
+        ref = runtime_ref(resource.data)
+        if ref is None:
+            return None
+        runtime = self.index.training_runtime(ref[0], resource.namespace, ref[1])
+        if runtime is None:
+            summary["runtime_missing"] = {"kind": ref[0], "name": ref[1]}
+            return None
+        summary["runtime"] = {"kind": ref[0], "name": ref[1]}
+        return merged_pods(self, resource, runtime, ref[0], ref[1], summary)
+
+    def _table_pods(self, resource: Resource, data: dict[str, Any], kind_rule: KindRule,
+                    summary: dict[str, Any], prefix: str, depth: int,
+                    where: Where) -> list[tuple[dict[str, Any], TemplateRule]]:
+        """The pods `kind_rule` reads in `data`, whose key path is `where`."""
         pods: list[tuple[dict[str, Any], TemplateRule]] = []
         for rule in kind_rule.templates:
-            for role, base, _entry, holder, replica_source, where in self._templates(resource, rule):
-                pod = self._pod(resource, rule, role, base, holder, replica_source, summary, where)
+            if rule.resource is not None:
+                pods.extend(self._embedded_pods(resource, data, rule, summary, prefix, depth, where))
+                continue
+            for role, base, _entry, holder, replica_source, holder_at in self._templates(data, rule, where):
+                base = ".".join(p for p in (prefix, base) if p)
+                pod = self._pod(resource, rule, role, base, holder, replica_source, summary, data,
+                                prefix=prefix, where=holder_at)
                 if pod is not None:
-                    pods.append((pod, rule))
+                    pod["found_by"] = kind_rule.found_by
+                    pods.append((cast("dict[str, Any]", pod), rule))
+        return pods
+
+    def _embedded_pods(self, resource: Resource, data: dict[str, Any], rule: TemplateRule,
+                       summary: dict[str, Any], prefix: str, depth: int,
+                       where: Where) -> list[tuple[dict[str, Any], TemplateRule]]:
+        """Pods of a whole resource held inside this one (a Katib trial's PyTorchJob or Job),
+        read by that resource's own entry; paths keep the holder's prefix."""
+        assert rule.resource is not None
+        inner = get_path(data, rule.resource)
+        if self.kind_table is None or not isinstance(inner, dict) or depth > 3:
+            return []
+        inner_rule = self.kind_table.lookup(inner.get("apiVersion"), inner.get("kind"))
+        if inner_rule is None:
+            return []
+        path = ".".join(p for p in (prefix, ".".join(rule.resource)) if p)
+        pods = self._table_pods(resource, inner, inner_rule, summary, path, depth + 1, sub(where, *rule.resource))
+        for pod, _ in pods:
+            pod["embedded"] = {"path": path, "kind": inner.get("kind"), "class": inner_rule.workload_class}
         return pods
 
     def _pod(
         self, resource: Resource, rule: TemplateRule, role: str, base: str,
         holder: dict[str, Any], replica_source: dict[str, Any], summary: dict[str, Any],
-        where: KeyPath = (),
-    ) -> dict[str, Any] | None:
+        data: dict[str, Any] | None = None, replicas: int | None | str = "table", prefix: str = "",
+        where: Where = (),
+    ) -> PodView | None:
+        """One pod view. `data` is the resource (or the embedded resource) the rule's paths
+        start from; `replicas` overrides the table's count (the walk reads its own); `where` is
+        the key path of `holder` in the document."""
+        root = resource.data if data is None else data
         partial = False
         metadata: dict[str, Any] = {}
-        metadata_at: KeyPath | None = None
-        container_at: KeyPath | None = None  # a lone container standing for the pod
+        metadata_at: Where | None = None
+        spec_at: Where | None = None  # None: the spec is made up (a lone container's)
+        model_at: Where | None = None  # KServe's predictor.model, standing for the first container
+        container_at: Where | None = None  # a lone container standing for the pod
         if rule.template is not None:
             template = get_path(holder, rule.template)
             if not isinstance(template, dict):
@@ -282,18 +344,30 @@ class ViewBuilder:
             if not isinstance(spec, dict):
                 return None
             metadata = as_dict(template.get("metadata"))
-            anchor: KeyPath = (*where, *rule.template)
-            spec_at: Any = (*anchor, "spec")
-            metadata_at = (*anchor, "metadata")
+            anchor: Any = template
+            anchor_at = sub(where, *rule.template)
+            spec_at, metadata_at = sub(anchor_at, "spec"), sub(anchor_at, "metadata")
             rel = ".".join(rule.template)
         elif rule.spec is not None:
             spec = get_path(holder, rule.spec)
             if not isinstance(spec, dict):
                 return None
             metadata = as_dict(holder.get("metadata")) if rule.spec == ("spec",) else {}
-            anchor = spec_at = (*where, *rule.spec)
-            metadata_at = (*where, "metadata") if rule.spec == ("spec",) else None
+            anchor = spec
+            anchor_at = spec_at = sub(where, *rule.spec)
+            metadata_at = sub(where, "metadata") if rule.spec == ("spec",) else None
             rel = ".".join(rule.spec)
+            model = get_path(spec, rule.model) if rule.model is not None else None
+            if isinstance(model, dict):
+                # KServe's predictor.model: one container-like mapping beside the pod spec fields;
+                # it is the predictor's main container, before any others written there.
+                synthetic_model = dict(model)
+                synthetic_model.setdefault("name", "kserve-container")
+                assert rule.model is not None
+                model_at = sub(spec_at, *rule.model)
+                completed = dict(spec)
+                completed["containers"] = [synthetic_model] + [c for c in as_list(spec.get("containers"))]
+                spec = completed
         else:
             assert rule.container is not None
             container = get_path(holder, rule.container)
@@ -304,25 +378,38 @@ class ViewBuilder:
             if "resources" not in synthetic and isinstance(container.get("resourcesPerNode"), dict):
                 synthetic["resources"] = container["resourcesPerNode"]
             spec = {"containers": [synthetic]}
-            anchor = container_at = (*where, *rule.container)
-            spec_at = {".": anchor}
+            anchor = container
+            anchor_at = container_at = sub(where, *rule.container)
             rel = ".".join(rule.container)
             partial = True
         path = ".".join(p for p in (base, rel) if p)
 
-        replicas = self._replicas(resource.data if rule.each_key is None and rule.each_item is None else replica_source,
-                                  resource.data, rule)
-        spec_where: KeyPath | None = spec_at if isinstance(spec_at, tuple) else None
+        if replicas == "table":
+            self._count_base = base if rule.each_key is not None or rule.each_item is not None else prefix
+            pod_count = self._replicas(root if rule.each_key is None and rule.each_item is None else replica_source,
+                                       root, rule)
+        else:
+            pod_count = replicas if isinstance(replicas, int) else None
 
-        def container_where(key: str, number: int) -> KeyPath:
-            return container_at or (*(spec_where or anchor), key, number)
+        def container_where(key: str, number: int) -> Where:
+            if container_at is not None:
+                return container_at
+            assert spec_at is not None
+            if key == "containers" and model_at is not None:  # the model stands first
+                return model_at if number == 0 else sub(spec_at, key, number - 1)
+            return sub(spec_at, key, number)
 
         containers = [self._container(resource, spec, c, i, role, path, where=container_where("containers", i),
-                                      spec_where=spec_where)
+                                      spec_where=spec_at)
                       for i, c in enumerate(as_list(spec.get("containers"))) if isinstance(c, dict)]
-        init_containers = [self._container(resource, spec, c, i, role, path, init=True,
-                                           where=container_where("initContainers", i), spec_where=spec_where)
-                           for i, c in enumerate(as_list(spec.get("initContainers"))) if isinstance(c, dict)]
+        init_containers: list[ContainerView] = []
+        for i, c in enumerate(as_list(spec.get("initContainers"))):
+            if isinstance(c, dict):
+                view = self._container(resource, spec, c, i, role, path, init=True,
+                                       where=container_where("initContainers", i), spec_where=spec_at)
+                # A native sidecar (restartPolicy Always) runs for the pod's whole life: its
+                # requests and env count with the main containers'.
+                (containers if view["sidecar"] else init_containers).append(view)
         accelerators: dict[str, int | None] = {}
         gpus: int | None = 0
         for container in containers:
@@ -333,6 +420,10 @@ class ViewBuilder:
                 gpus = None
             else:
                 gpus += container["gpus"]
+        if rule.gpus is not None and not accelerators and get_path(root, rule.gpus) is not None:
+            # The operator gives each pod a share of spec.gpus (its own gpusPerNode flag, not
+            # in the manifest): GPU pods, how many GPUs each and how many pods unknown.
+            accelerators, gpus, pod_count = {"nvidia.com/gpu": None}, None, None
         has_gpu = bool(accelerators)
         env: dict[str, str | None] = {}
         for container in containers:
@@ -341,10 +432,12 @@ class ViewBuilder:
         labels = as_dict(metadata.get("labels"))
         pod = {
             "role": role,
-            "label": "pods" if role == "pod" else f"{role} pods",
+            "found_by": None,  # set by the caller: the table entry, or the walk
+            "embedded": None,
+            "label": "pods" if role in ("pod", "pods") else f"{role} pods",
             "gpus_text": self._gpus_text(accelerators, gpus if has_gpu else 0),
             "path": path,
-            "replicas": replicas,
+            "replicas": pod_count,
             "gpus": gpus if has_gpu else 0,
             "has_gpu": has_gpu,
             "nccl_gpu": any(self.is_nccl_resource(n) or n.startswith("dra:") for n in accelerators),
@@ -366,15 +459,21 @@ class ViewBuilder:
             "budgets": self._budgets(resource.namespace, labels),
             "workload": summary,
         }
-        paths: dict[str, Any] = {".": anchor, "spec": spec_at}
+        from kubegap_lint.workloads.diagnostic import diagnostic_verdict
+
+        # Every container (sidecars too) only runs a diagnostic or idles: class diagnostic.
+        pod["diagnostic"], pod["follows"] = diagnostic_verdict(
+            [c["raw"] for c in containers], self.diagnostic_commands)
+        self.read_nodes.update((id(anchor), id(spec)))
+        paths: dict[str, Any] = {".": anchor_at, "spec": spec_at if spec_at is not None else Pinned(exact(anchor_at) or ())}
         if metadata_at is not None:
-            paths.update(metadata=metadata_at, labels=(*metadata_at, "labels"),
-                         annotations=(*metadata_at, "annotations"))
-        if spec_where is not None:
-            paths["volumes"] = {str(v.get("name")): (*spec_where, "volumes", n)
+            paths.update(metadata=metadata_at, labels=sub(metadata_at, "labels"),
+                         annotations=sub(metadata_at, "annotations"))
+        if spec_at is not None:
+            paths["volumes"] = {str(v.get("name")): sub(spec_at, "volumes", n)
                                 for n, v in enumerate(as_list(spec.get("volumes"))) if isinstance(v, dict)}
         pod["key_paths"] = paths
-        return pod
+        return cast("PodView", pod)  # the facts' keys are added by add_resilience_facts
 
     def _gpus_text(self, accelerators: dict[str, int | None], gpus: int | None) -> str:
         """'8 GPUs', '1 GPU', '4 google.com/tpu', or 'an unknown number of GPUs', for messages."""
@@ -387,9 +486,16 @@ class ViewBuilder:
 
     def _replicas(self, source: dict[str, Any], root: dict[str, Any], rule: TemplateRule) -> int | None:
         total: int | None = 1
+        self._count_root = root
         for path in rule.replicas:
             raw = get_path(source, path)
             value = rule.default_replicas if raw is None else as_count(raw)
+            self._note_placeholder(source, path, raw, value)
+            total = None if value is None or total is None else total * value
+        for path in rule.root_replicas:
+            raw = get_path(root, path)
+            value = 1 if raw is None else as_count(raw)
+            self._note_placeholder(root, path, raw, value)
             total = None if value is None or total is None else total * value
         if rule.less_one_when is not None and total is not None and get_path(root, rule.less_one_when) is not None:
             groups = None
@@ -399,18 +505,31 @@ class ViewBuilder:
             total = None if groups is None else total - groups
         return total
 
+    def _note_placeholder(self, holder: dict[str, Any], path: tuple[str, ...], raw: Any, value: int | None) -> None:
+        """Remember a count that is an unrendered placeholder, once per field (KG008)."""
+        from kubegap_lint.workloads.placeholders import is_placeholder
+
+        if value is None and is_placeholder(raw):
+            parent = get_path(holder, path[:-1]) if len(path) > 1 else holder
+            base = "" if holder is self._count_root else self._count_base
+            entry = {"field": ".".join(p for p in (base, ".".join(path)) if p), "value": str(raw), "node": parent}
+            if not any(e["field"] == entry["field"] and e["node"] is parent for e in self.placeholders):
+                self.placeholders.append(entry)
+
     def _container(self, resource: Resource, spec: dict[str, Any], raw: dict[str, Any], position: int,
-                   role: str, pod_path: str, init: bool = False, where: KeyPath = (),
-                   spec_where: KeyPath | None = None) -> dict[str, Any]:
+                   role: str, pod_path: str, init: bool = False, where: Where = (),
+                   spec_where: Where | None = None) -> ContainerView:
+        """One container view; `where` is the container's key path, `spec_where` the pod spec's
+        (None when the spec is made up around a lone container)."""
         env: dict[str, str | None] = {}
         entries: dict[str, Any] = {}
-        entry_paths: dict[str, KeyPath] = {}
+        entry_paths: dict[str, Where] = {}
         for number, entry in enumerate(as_list(raw.get("env"))):
             if isinstance(entry, dict) and isinstance(entry.get("name"), str):
                 name = entry["name"]
                 env[name] = _env_text(entry.get("value")) if "valueFrom" not in entry else None
                 entries[name] = entry
-                entry_paths[name] = (*where, "env", number)
+                entry_paths[name] = sub(where, "env", number)
         for source in as_list(raw.get("envFrom")):
             config_ref = as_dict(as_dict(source).get("configMapRef"))
             if isinstance(config_ref.get("name"), str):
@@ -445,8 +564,8 @@ class ViewBuilder:
                 "volume": volume,
                 "medium": as_dict(volume.get("emptyDir")).get("medium") if volume else None,
                 "mount": mount,
-                "key_paths": {".": (*where, "volumeMounts", number), "mount": (*where, "volumeMounts", number),
-                              "volume": (*spec_where, "volumes", volume_paths[str(mount.get("name"))])
+                "key_paths": {".": sub(where, "volumeMounts", number), "mount": sub(where, "volumeMounts", number),
+                              "volume": sub(spec_where, "volumes", volume_paths[str(mount.get("name"))])
                               if volume is not None and spec_where is not None else None},
             })
         launchers = sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(text)})
@@ -458,6 +577,7 @@ class ViewBuilder:
             "index": position,
             "path": f"{pod_path}.spec.{'initContainers' if init else 'containers'}[{position}]",
             "init": init,
+            "sidecar": init and raw.get("restartPolicy") == "Always",
             "role": role,
             "image": raw.get("image"),
             "env": env,
@@ -473,15 +593,15 @@ class ViewBuilder:
             "raw": raw,
             "key_paths": {".": where, "raw": where, "env_entries": entry_paths},
         }
-        return view
+        return cast("ContainerView", view)  # accelerator_mismatches: add_resilience_facts
 
-    def _budgets(self, namespace: str | None, labels: dict[str, Any]) -> list[dict[str, Any]]:
+    def _budgets(self, namespace: str | None, labels: dict[str, Any]) -> list[PodBudget]:
         return [{"name": budget.name, "min_available": budget.min_available,
                  "max_unavailable": budget.max_unavailable, "path": budget.path, "line": budget.line}
                 for budget in self.index.budgets_for(namespace, labels)]
 
     # -- workloads ------------------------------------------------------------------------
-    def workload_view(self, resource: Resource, rule: KindRule) -> dict[str, Any] | None:
+    def workload_view(self, resource: Resource, rule: KindRule) -> WorkloadView | None:
         data = resource.data
         summary: dict[str, Any] = {
             "kind": resource.kind,
@@ -491,12 +611,17 @@ class ViewBuilder:
             "class": rule.workload_class,
             "training": rule.workload_class == "training",
             "serving": rule.workload_class == "serving",
+            "found_by": rule.found_by,
+            "runtime": None,
+            "runtime_missing": None,
         }
         claim_templates = as_list(get_path(data, rule.claim_templates)) if rule.claim_templates else []
         if rule.claim_policies:
             for policy in as_list(get_path(data, rule.claim_policies)):
                 claim_templates = claim_templates + as_list(as_dict(policy).get("templates"))
         self.claim_names = {str(as_dict(as_dict(c).get("metadata")).get("name")) for c in claim_templates}
+        self.read_nodes = set()
+        self.placeholders = []
         pod_rules = self.pod_views(resource, rule, summary)
         pods = [pod for pod, _ in pod_rules]
         if not pods:
@@ -504,7 +629,9 @@ class ViewBuilder:
         pods_total: int | None = 0
         gpus_total: int | None = 0
         for pod in pods:
-            if pod["replicas"] is None or pods_total is None:
+            if str(pod["role"]).endswith("initializer"):
+                pass  # Trainer's dataset and model initializers finish before training starts
+            elif pod["replicas"] is None or pods_total is None:
                 pods_total = None
             else:
                 pods_total += pod["replicas"]
@@ -522,10 +649,22 @@ class ViewBuilder:
                 replicas = None if value is None or replicas is None else replicas * value
         elif any(t.counts_as_replicas for t in rule.templates):
             counted = [pod["replicas"] for pod, t in pod_rules if t.counts_as_replicas]
-            replicas = None if any(c is None for c in counted) else sum(counted)
+            replicas = None if any(c is None for c in counted) else sum(cast(list[int], counted))
         else:
             replicas = pods_total
         has_gpu = any(p["has_gpu"] for p in pods)
+        gpu_pod_views = [p for p in pods if p["has_gpu"]]
+        # Every GPU pod only runs a diagnostic or idles: class diagnostic (the checkpoint and
+        # restart rules skip it); `training` and `serving` still say what the kind is.
+        leading = [p for p in pods if not p["follows"]]
+        if leading and all(p["diagnostic"] for p in leading):
+            for pod in pods:  # MPI workers that only run sshd do what the launcher runs
+                pod["diagnostic"] = True
+        diagnostic = bool(gpu_pod_views) and all(p["diagnostic"] for p in gpu_pod_views)
+        if diagnostic:
+            summary["class"] = "diagnostic"
+        for pod in pods:
+            pod["class"] = "diagnostic" if pod["diagnostic"] else rule.workload_class
         max_pod_gpus = max((p["gpus"] for p in pods if p["has_gpu"] and p["gpus"] is not None), default=0)
         unknown_gpus = any(p["has_gpu"] and p["gpus"] is None for p in pods)
         launchers = sorted({name for p in pods for name in p["launchers"]})
@@ -541,6 +680,8 @@ class ViewBuilder:
             "multi_pod": None if pods_total is None else pods_total > 1,
             "distributed_pytorch": pytorch and many,
             "launchers": launchers,
+            "diagnostic": diagnostic,
+            "unrendered_counts": list(self.placeholders),
         })
         # An explicit `--backend gloo` on every GPU pod means PyTorch's NCCL watchdog and flight
         # recorder are not in play; any other choice (or none) leaves them in scope.
@@ -554,8 +695,12 @@ class ViewBuilder:
             "claim_templates": claim_templates,
             "resource": data,
         })
-        view["key_paths"] = {".": resource.base, "resource": resource.base,
-                             "labels": (*resource.base, "metadata", "labels"),
-                             "annotations": (*resource.base, "metadata", "annotations")}
-        add_resilience_facts(view, self.gpu_patterns)
-        return view
+        view["autoscalers"] = [
+            {"kind": a.kind, "name": a.name, "min_replicas": a.min_replicas, "max_replicas": a.max_replicas,
+             "path": a.path, "line": a.line}
+            for a in self.index.autoscalers_for(resource.namespace, resource.kind, resource.name)]
+        base = resource.base
+        view["key_paths"] = {".": base, "resource": base, "labels": (*base, "metadata", "labels"),
+                             "annotations": (*base, "metadata", "annotations")}
+        add_resilience_facts(view, self.gpu_patterns, self.index.model_cached)
+        return cast("WorkloadView", view)

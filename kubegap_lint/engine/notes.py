@@ -1,0 +1,65 @@
+"""KG008: say once which rules could not judge a workload, instead of guessing or silence.
+
+A view names what it lacks (`unrendered_counts`: counts that are placeholders;
+`runtime_missing`: a TrainJob's runtime that is not in the input); each policy names what it
+needs (`needs:` in its file). A note lists the rules that are on, need the missing fact, and
+could apply to the workload's class (a rule tagged training or serving only to that class).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from kubegap_lint.catalog.policies import Policy
+from kubegap_lint.core.model import Finding, Location
+from kubegap_lint.input.read import Resource
+
+
+def _could_apply(policy: Policy, view: Mapping[str, Any]) -> bool:
+    classes = {"training", "serving"} & set(policy.tags)
+    if not classes:
+        return True
+    return bool(view.get("training") and "training" in classes or view.get("serving") and "serving" in classes)
+
+
+def _silenced(policies: list[Policy], view: Mapping[str, Any], need: str) -> list[str]:
+    return [p.id for p in policies if need in p.needs and _could_apply(p, view)]
+
+
+def not_judged_notes(note: Policy, policies: list[Policy], view: Mapping[str, Any],
+                     resource: Resource) -> Iterator[Finding]:
+    if not view.get("has_gpu"):
+        return
+    ref = resource.ref()
+    wanted: list[tuple[str, Any, str]] = []
+    counts = _silenced(policies, view, "counts")
+    for entry in view.get("unrendered_counts") or []:
+        if counts:
+            wanted.append((
+                f"{entry['field']} is {entry['value']!r}, an unrendered placeholder: "
+                f"{', '.join(counts)} need this count and did not judge {ref.display()}",
+                entry.get("node"), f"counts/{entry['field']}"))
+    missing = view.get("runtime_missing")
+    runtime = _silenced(policies, view, "runtime")
+    if missing and runtime:
+        wanted.append((
+            f"{missing['kind']} {missing['name']} is not in the input: the pods of {ref.display()} are "
+            f"that runtime's template merged with it, so {', '.join(runtime)} did not judge them "
+            "(lint the runtime with the TrainJob)",
+            (view["resource"].get("spec") or {}).get("runtimeRef"), "runtime"))
+    paths = None
+    for message, node, key in wanted:
+        position = None
+        if isinstance(node, (dict, list)):
+            from kubegap_lint.engine.locate import node_paths
+
+            paths = paths if paths is not None else node_paths(resource.data, resource.base)
+            where = paths.get(id(node))
+            position = resource.positions.key(where) if where is not None else None
+        position = position or resource.start
+        yield Finding(
+            rule_id=note.id, rule_name=note.name, severity=note.severity, message=message,
+            location=Location(resource.path, position.line, position.column), resource=ref,
+            document_index=resource.document_index, template=resource.helm_source,
+            node_path=f"note/{key}", evidence=note.evidence)

@@ -1,0 +1,132 @@
+"""Is a container only a diagnostic, or idle? (The `diagnostic` class, docs/workload-view.md.)
+
+A GPU smoke test (`nvidia-smi -L`, `sleep infinity`, a CUDA sample, an nccl-tests run) is not
+training: nothing it computes needs a checkpoint or a restart budget. A container is diagnostic
+when every command its command line runs is one of the programs of the `diagnostic_commands`
+parameter (globs on the program's file name), shell glue around them (echo, export, a `while`
+loop), or an idle `tail -f /dev/null`. Anything else (torchrun, python, accelerate, deepspeed,
+`mpirun python train.py`, a script file, or a container with no command, whose entrypoint the
+manifest does not show) keeps the pod what its kind says.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from collections.abc import Iterable
+
+_SHELLS = frozenset(("sh", "bash", "dash", "ash", "zsh", "ksh"))
+# Words that only hold a script together; they change nothing a checkpoint would keep.
+_GLUE = frozenset(("echo", "printf", "true", "false", ":", "set", "export", "exit", "date",
+                   "hostname", "wait", "ls", "env", "sync", "grep", "head"))
+# An MPI worker only runs an SSH daemon for the launcher: it is what the launcher runs.
+_FOLLOWERS = frozenset(("sshd",))
+# Keywords and prefixes before the program of a shell command.
+_PREFIX = frozenset(("while", "until", "do", "done", "then", "else", "fi", "if", "!", "{", "}",
+                     "exec", "time", "nohup", "command"))
+# Launchers that run another program: the program they run decides.
+_WRAPPERS = frozenset(("mpirun", "mpiexec", "orterun", "srun", "timeout", "numactl", "taskset",
+                       "stdbuf", "nice", "ionice", "chrt"))
+_WORK = ("python*", "torchrun", "accelerate", "deepspeed", "*.py", "*.sh", "java", "node")
+_SEPARATORS = re.compile(r"\n|;|&&|\|\||\||&")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _program(word: str) -> str:
+    return posixpath.basename(word.strip("\"'()"))
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _segment_diagnostic(words: list[str], programs: list[str]) -> bool:
+    while words and (words[0] in _PREFIX or _ASSIGNMENT.match(words[0])):
+        words = words[1:]
+    if not words:
+        return True
+    program = _program(words[0])
+    if program in _GLUE:
+        return True
+    if program == "tail" and "/dev/null" in words:  # the idle loop of a debug pod
+        return True
+    if program in _SHELLS and "-c" not in words:
+        return False  # a script file: what it runs is not in the manifest
+    if program in _SHELLS:
+        script = words[words.index("-c") + 1] if words.index("-c") + 1 < len(words) else ""
+        return script_is_diagnostic(script, programs)
+    if program in _WRAPPERS:
+        payload = [_program(w) for w in words[1:]]
+        return (any(_matches(p, programs) for p in payload)
+                and not any(_matches(p, _WORK) for p in payload))
+    return _matches(program, programs)
+
+
+def script_is_diagnostic(script: str, programs: list[str]) -> bool:
+    """Every command of a shell script is a diagnostic, glue or idle (and there is one)."""
+    script = re.sub(r"\\\r?\n", " ", script)  # a line that ends in `\` goes on on the next
+    segments = [s.split() for s in _SEPARATORS.split(script)]
+    segments = [s for s in segments if s]
+    return bool(segments) and all(_segment_diagnostic(s, programs) for s in segments)
+
+
+def image_programs(image: object) -> list[str]:
+    """The programs an image's name suggests its entrypoint runs: the repository's last part
+    (`.../k8s-staging-perf-tests/sleep:v0.0.3`: sleep) and the tag's first word
+    (`cuda-sample:nbody-cuda11.7.1`: nbody; `k8s-samples:nvbandwidth-v0.7`: nvbandwidth)."""
+    if not isinstance(image, str) or not image:
+        return []
+    name = image.split("@", 1)[0]
+    repository, _, tag = name.rpartition(":") if ":" in name.rsplit("/", 1)[-1] else (name, "", "")
+    found = [repository.rsplit("/", 1)[-1]]
+    if tag:
+        found.append(tag.split("-", 1)[0])
+    return [f for f in found if f]
+
+
+def container_is_diagnostic(command: list[str], args: list[str], image: object, programs: list[str]) -> bool:
+    """A container runs only diagnostics or idles. Without `command` the image's entrypoint
+    runs: the args decide when they start with a diagnostic program (images without an
+    entrypoint, such as ubuntu), else the image's name does."""
+    if command:
+        return command_is_diagnostic(command + args, programs)
+    if args and command_is_diagnostic(args, programs):
+        return True
+    return any(_matches(name, programs) for name in image_programs(image))
+
+
+def container_follows(command: list[str]) -> bool:
+    """The container only serves another pod (an MPI worker's sshd)."""
+    return bool(command) and _program(command[0]) in _FOLLOWERS
+
+
+def command_is_diagnostic(words: list[str], programs: list[str]) -> bool:
+    """A container's command and args (as words) run only diagnostics or idle."""
+    if not words:
+        return False
+    program = _program(words[0])
+    if program in _SHELLS:
+        flags = [w for w in words[1:] if w.startswith("-")]
+        if any("c" in f.lstrip("-") for f in flags if not f.startswith("--")):
+            position = next(i for i, w in enumerate(words) if w.startswith("-") and "c" in w.lstrip("-")
+                            and not w.startswith("--"))
+            script = words[position + 1] if position + 1 < len(words) else ""
+            return script_is_diagnostic(script, programs)
+        return False
+    return _segment_diagnostic(list(words), programs)
+
+
+def diagnostic_verdict(containers: list[dict[str, object]], programs: list[str]) -> tuple[bool, bool]:
+    """(diagnostic, follows) for a pod's containers: every one runs only diagnostics or idles;
+    or every one only serves another pod (then the workload's other pods decide)."""
+    def words(value: object) -> list[str]:
+        return [str(v) for v in value if v is not None] if isinstance(value, list) else []
+
+    if not containers:
+        return False, False
+    follows = all(container_follows(words(c.get("command"))) for c in containers)
+    diagnostic = not follows and all(
+        container_is_diagnostic(words(c.get("command")), words(c.get("args")), c.get("image"), programs)
+        for c in containers)
+    return diagnostic, follows

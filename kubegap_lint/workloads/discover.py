@@ -1,0 +1,109 @@
+"""Open discovery: every pod template in a document, whatever kind holds it.
+
+The workload table (kinds.py) says what a known kind's templates *mean* (class, counts, roles);
+it is not what finds them. A walk of the document finds any mapping shaped like a pod spec (a
+`containers` list of mappings with `image` or `resources`) or a pod template (a mapping whose
+`spec` is such a pod spec), so a CRD nobody has taught the tool still has its GPU pods judged by
+every rule that needs neither a class nor a count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kubegap_lint.core.coerce import as_count
+
+# Deeper than any real CRD nests a pod template; bounds the walk on hostile input.
+_MAX_DEPTH = 40
+# Keys whose values are pod templates or specs by name, not the role of the pods they make.
+STRUCTURAL = frozenset(("template", "spec", "podTemplate", "podSpec", "templateSpec"))
+
+
+@dataclass(frozen=True)
+class Found:
+    """One pod template found by the walk."""
+
+    path: str  # view path of the template (or inline pod spec), e.g. `spec.workers[0].template`
+    node: dict[str, Any]  # the template (metadata + spec) or the inline pod spec itself
+    is_template: bool  # True: `node.spec` is the pod spec; False: `node` is the pod spec
+    role: str
+    replicas: int | None  # a sibling `replicas` of the template, else 1; None when unreadable
+    steps: tuple[str | int, ...] = ()  # its key path from the walked object's root
+
+
+def _containers(value: Any) -> list[dict[str, Any]] | None:
+    if not isinstance(value, dict):
+        return None
+    containers = value.get("containers")
+    if not isinstance(containers, list) or not containers or not all(isinstance(c, dict) for c in containers):
+        return None
+    return containers
+
+
+def is_pod_spec(value: Any) -> bool:
+    """A `containers` list of mappings, at least one with `image` or `resources` (a pod spec
+    written anywhere, whatever its key)."""
+    containers = _containers(value)
+    return containers is not None and any("image" in c or "resources" in c for c in containers)
+
+
+def is_template_spec(value: Any) -> bool:
+    """The `spec` of a pod template: a `containers` list of mappings (the key says what it is)."""
+    return _containers(value) is not None
+
+
+def _join(base: str, key: str) -> str:
+    return f"{base}.{key}" if base else key
+
+
+def _role(steps: list[str | int], holders: list[Any]) -> str:
+    """The role of pods found at this place: the nearest key that is not structural (a list
+    entry's own `name` or `groupName` when it has one); `pod` at the document root."""
+    for position in range(len(steps) - 1, -1, -1):
+        step = steps[position]
+        if isinstance(step, int):
+            entry = holders[position + 1] if position + 1 < len(holders) else None
+            if isinstance(entry, dict):
+                for key in ("name", "groupName", "role"):
+                    if isinstance(entry.get(key), str):
+                        return str(entry[key])
+            continue
+        if step not in STRUCTURAL:
+            return step
+    return "pod"
+
+
+def _replicas(parent: Any) -> int | None:
+    if not isinstance(parent, dict) or parent.get("replicas") is None:
+        return 1
+    return as_count(parent.get("replicas"))
+
+
+def walk(data: Any, skip: frozenset[int] = frozenset()) -> Iterator[Found]:
+    """Pod templates in `data`, outermost first, in document order; `skip` holds the ids of
+    objects already read through the table (they and what they contain are not walked)."""
+    stack: list[tuple[Any, str, list[str | int], list[Any], int]] = [(data, "", [], [data], 0)]
+    while stack:
+        node, path, steps, holders, depth = stack.pop()
+        if id(node) in skip or depth > _MAX_DEPTH:
+            continue
+        if isinstance(node, dict):
+            spec = node.get("spec")
+            if is_template_spec(spec) and id(spec) not in skip:
+                parent = holders[-2] if len(holders) > 1 else None
+                yield Found(path, node, True, _role(steps, holders), _replicas(parent), tuple(steps))
+                continue
+            if is_pod_spec(node) and path != "":
+                parent = holders[-2] if len(holders) > 1 else None
+                yield Found(path, node, False, _role(steps, holders), _replicas(parent), tuple(steps))
+                continue
+            children = [(v, _join(path, str(k)), steps + [str(k)], holders + [v], depth + 1)
+                        for k, v in node.items() if isinstance(v, (dict, list))]
+        elif isinstance(node, list):
+            children = [(v, f"{path}[{i}]", steps + [i], holders + [v], depth + 1)
+                        for i, v in enumerate(node) if isinstance(v, (dict, list))]
+        else:
+            continue
+        stack.extend(reversed(children))

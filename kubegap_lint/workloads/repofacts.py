@@ -1,0 +1,186 @@
+"""Whole-repository facts for partial runs.
+
+pre-commit passes only the changed files. A Deployment edited alone must still find the
+PodDisruptionBudget committed beside it, so when the linted paths are part of a git work tree
+and not the whole of it, the cross-resource facts (fact_records: PDBs, PVCs, ConfigMaps, DRA
+claims) of every other manifest of the tree are read too, and only they: those files are never
+evaluated, so findings are reported for the named files alone.
+
+Reading is cheap: a file that names none of the fact kinds is passed over after a byte search,
+and only its documents that name one are parsed. What a file yields is cached by its content
+(a BLAKE2 digest of the bytes) in one JSON file in the user's cache folder: plain data only,
+never pickle, so a planted cache can at worst give wrong facts, never run code; anything
+unexpected in it is ignored and read again from the files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubegap_lint.input.sources import MANIFEST_SUFFIXES, Source, _excluded
+from kubegap_lint.workloads.index import FACT_KINDS, InputIndex, fact_records
+
+CACHE_NAME = "repo-facts-v1.json"
+_KIND_BYTES = tuple(kind.encode() for kind in FACT_KINDS)
+
+
+@dataclass
+class RepoContext:
+    """The facts of the work tree's files that a run does not lint, in path order."""
+
+    top: str  # the work tree's top level (real path)
+    files: list[tuple[str, list[list[Any]]]] = field(default_factory=list)  # (display path, records)
+
+    def seed(self, index: InputIndex) -> None:
+        for path, records in self.files:
+            for record in records:
+                index.add_record(record, path)
+
+    @property
+    def fact_count(self) -> int:
+        return sum(len(records) for _, records in self.files)
+
+
+def repository_context(paths: Iterable[str], sources: list[Source], excludes: list[str],
+                       skip: Callable[[str], bool] | None = None) -> RepoContext | None:
+    """The context of a partial run, or None when there is none: a path outside a work tree,
+    stdin, or a path that is the whole work tree."""
+    from kubegap_lint.input.git import top_level, work_tree_files
+
+    paths = list(paths)
+    if not paths or "-" in paths:
+        return None
+    tops = {top_level(os.path.abspath(p)) for p in paths}
+    if len(tops) != 1:
+        return None
+    top = tops.pop()
+    if top is None or any(os.path.realpath(p) == top for p in paths):
+        return None
+    linted = {os.path.realpath(s.fs_path) for s in sources if s.fs_path is not None}
+    linted |= {os.path.realpath(p) for p in paths if os.path.isfile(p)}  # --stdin-filename's file
+    context = RepoContext(top)
+    cache = _FactCache()
+    for name in work_tree_files(top):
+        if not name.lower().endswith(MANIFEST_SUFFIXES) or any(part.startswith(".") for part in name.split("/")):
+            continue
+        full = os.path.join(top, name)
+        if os.path.realpath(full) in linted:
+            continue
+        display = _display(full)
+        if _excluded(display, excludes):
+            continue
+        if skip is not None and skip(full):
+            continue
+        records = cache.records(full, display)
+        if records:
+            context.files.append((display, records))
+    cache.save()
+    return context
+
+
+def _display(path: str) -> str:
+    """As the user would see it: relative to the working folder when below it."""
+    relative = os.path.relpath(path)
+    chosen = path if relative.startswith("..") else relative
+    return chosen.replace(os.sep, "/")
+
+
+def file_records(raw: bytes, display: str) -> list[list[Any]]:
+    """The fact records of one file's bytes; parse errors are the linted run's concern, not
+    this one's (the file is not linted): a document that does not parse gives no fact."""
+    if not any(kind in raw for kind in _KIND_BYTES):
+        return []
+    from kubegap_lint.input.read import ReadStats, Resource, read_chunk
+    from kubegap_lint.input.scan import split_documents
+    from kubegap_lint.input.text import decode, split_lines
+
+    text, bad_lines = decode(raw)
+    records: list[list[Any]] = []
+    stats = ReadStats()
+    for chunk in split_documents(split_lines(text)):
+        if chunk.template_line is not None or not any(kind in chunk.text for kind in FACT_KINDS):
+            continue
+        for item in read_chunk(display, chunk, stats, sorted(bad_lines)):
+            if isinstance(item, Resource):
+                records.extend(_plain(fact_records(item)))
+    return records
+
+
+def _plain(value: Any) -> Any:
+    """Parsed YAML (ruamel's mappings, tuples) as JSON would give it back."""
+    return json.loads(json.dumps(value, default=str))
+
+
+class _FactCache:
+    """digest of a file's bytes -> its records, in one JSON file; a miss reads the file."""
+
+    def __init__(self) -> None:
+        from kubegap_lint import __version__
+        from kubegap_lint.catalog.validcache import cache_dir
+
+        folder = cache_dir()
+        self.path = folder / CACHE_NAME if folder is not None else None
+        self.version = __version__
+        self.old: dict[str, Any] = {}
+        self.new: dict[str, list[list[Any]]] = {}
+        if self.path is not None:
+            try:
+                with open(self.path, encoding="utf-8") as handle:
+                    document = json.load(handle)
+                if isinstance(document, dict) and document.get("version") == self.version \
+                        and isinstance(document.get("files"), dict):
+                    self.old = document["files"]
+            except (OSError, ValueError):
+                pass
+
+    def records(self, full: str, display: str) -> list[list[Any]]:
+        import hashlib
+
+        try:
+            with open(full, "rb") as handle:
+                raw = handle.read()
+        except OSError:
+            return []
+        key = hashlib.blake2b(raw, digest_size=16).hexdigest()
+        cached: Any = self.old.get(key)
+        found: list[list[Any]] = cached if _valid_records(cached) else file_records(raw, display)
+        self.new[key] = found
+        return found
+
+    def save(self) -> None:
+        """Keep the entries of this run's files (the cache does not grow with old versions)."""
+        if self.path is None or self.new == self.old:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            with open(temporary, "w", encoding="utf-8") as handle:
+                json.dump({"version": self.version, "files": self.new}, handle, sort_keys=True)
+            os.replace(temporary, self.path)
+        except OSError:
+            pass  # a read-only cache folder: the next run reads the files again
+
+
+_SHAPES = {"budget": 7, "claim": 3, "config": 4, "device": 5}
+
+
+def _valid_records(value: Any) -> bool:
+    """Records as fact_records makes them (a foreign or damaged cache entry is not used)."""
+    if not isinstance(value, list):
+        return False
+    for record in value:
+        if not isinstance(record, list) or not record or _SHAPES.get(record[0]) != len(record):
+            return False
+        if record[0] == "budget" and not (isinstance(record[6], int) and (record[3] is None or isinstance(record[3], dict))):
+            return False
+        if record[0] == "config" and not isinstance(record[3], dict):
+            return False
+        if record[0] == "device" and not all(isinstance(r, list) and len(r) == 2 for r in record[4]):
+            return False
+        if not all(x is None or isinstance(x, str) for x in record[1:3]):
+            return False
+    return True

@@ -1,0 +1,428 @@
+"""The workload view's shape: the contract every policy's JMESPath is written against.
+
+Views are plain dicts at run time (JMESPath reads dicts); these TypedDicts only describe them,
+so they cost nothing. Each key carries its meaning as `Annotated[type, "meaning"]`; the
+reference docs/workload-view.md is generated from them (`python -m kubegap_lint.workloads.viewtypes
+> docs/workload-view.md`, or scripts/regenerate.sh) and tests/test_viewtypes.py checks that
+every key a built view has is declared here and every declared key is built.
+
+Keys marked "(fact)" are added by viewfacts.add_resilience_facts once a view is built, for
+questions JMESPath cannot answer cleanly (it has no variables, no parent reference and no
+arithmetic). Policies decide what a fact means; the facts only read the manifest.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+import typing
+from typing import Annotated, Any, TypedDict
+
+Raw = dict[str, Any]  # a parsed manifest node as written (findings on it point at its line)
+KeyPaths = dict[str, Any]  # where the manifest nodes a view or record stands for are (below)
+
+
+class PodBudget(TypedDict):
+    """A PodDisruptionBudget in the input whose selector matches a pod template's labels."""
+
+    name: Annotated[str | None, "the budget's name"]
+    min_available: Annotated[Any, "`spec.minAvailable` as written (an int, a percentage, or null)"]
+    max_unavailable: Annotated[Any, "`spec.maxUnavailable` as written (an int, a percentage, or null)"]
+    path: Annotated[str, "the file the budget is in"]
+    line: Annotated[int | None, "the line the budget starts at"]
+
+
+class WorkloadBudget(PodBudget):
+    """(fact) A PodDisruptionBudget that selects any pod of the workload."""
+
+    pods: Annotated[int | None, "how many of this workload's pods it selects; null when unknown"]
+    selects_gpu_pods: Annotated[bool, "one of the pods it selects requests an accelerator"]
+    disruptions_allowed: Annotated[
+        int | None, "for that many healthy pods (ints and percentages rounded up as the disruption"
+                    " controller does); 0 means the budget blocks every drain; null when unknown"]
+
+
+class Elastic(TypedDict):
+    """(fact) An elastic launch: a PyTorchJob `elasticPolicy`, an ElasticJob, or torchrun with
+    `--nnodes MIN:MAX` or a `c10d`/`etcd` rendezvous (flags read from commands and `bash -c`
+    scripts, or `PET_NNODES`/`PET_RDZV_BACKEND`)."""
+
+    source: Annotated[str, "`elasticPolicy`, `kind` or `torchrun`"]
+    min_nodes: Annotated[int | None, "the fewest nodes the launch runs on"]
+    max_nodes: Annotated[int | None, "the most nodes the launch runs on"]
+    max_restarts: Annotated[
+        int | None, "the effective restart budget: `--max-restarts`/`--max_restarts` before"
+                    " `PET_MAX_RESTARTS` before `elasticPolicy.maxRestarts`, 0 when none is set"
+                    " (torchrun's default), null when set to an unrendered value"]
+
+
+class Spread(TypedDict):
+    """(fact) The topology keys a template's pods are spread over. A constraint counts only if
+    its selector may select the template's own pods: a missing selector selects nothing, a
+    requirement that contradicts a template label fails, and a requirement on a label the
+    template does not show (one a controller adds, such as `leaderworkerset.sigs.k8s.io/name`)
+    is given the benefit of the doubt."""
+
+    hard: Annotated[list[str], "`topologySpreadConstraints` with `whenUnsatisfiable: DoNotSchedule`"
+                               " (the default) and required pod anti-affinity"]
+    soft: Annotated[list[str], "`ScheduleAnyway` constraints and preferred pod anti-affinity"]
+
+
+class Mount(TypedDict):
+    """A container's volume mount, with the volume it mounts."""
+
+    name: Annotated[Any, "the mount's `name`"]
+    path: Annotated[str, "its `mountPath` (empty when missing)"]
+    volume_type: Annotated[
+        str | None, "the volume's source key: `persistentVolumeClaim`, `emptyDir`, `csi`,"
+                    " `hostPath`, ..., or `volumeClaimTemplate`; null when the volume is not found"]
+    volume: Annotated[Raw | None, "the pod's volume of that name"]
+    medium: Annotated[Any, "the `emptyDir` medium (`Memory`), if any"]
+    mount: Annotated[Raw, "the raw volume mount"]
+    key_paths: Annotated[KeyPaths, "`.` and `mount`: the mount item; `volume`: the volume (null when not found)"]
+
+
+# `from` and `class` are Python keywords: keys named so are declared in TypedDict's functional
+# form, as the base of the class that holds the rest.
+_LocationKeys = TypedDict("_LocationKeys", {
+    "path": Annotated[str, "the path"],
+    "from": Annotated[str, "`volumeMounts`, `command`, `args` or `env NAME`"],
+})
+
+
+class Location(_LocationKeys):
+    """A location a container names: a mount path, or an absolute path (starting with one `/`)
+    in its `command`, its `args` (`bash -c` scripts included) or a literal env value. URLs
+    such as `gs://b/ckpt` are not paths. Built by `container_locations()`; KG202 and KG203
+    match it against `checkpoint_path_patterns`."""
+
+    covered: Annotated[bool, "a mount covers it"]
+    mount_path: Annotated[str | None, "the covering mount's path (the longest directory prefix)"]
+    volume_type: Annotated[str | None, "the covering mount's `volume_type`"]
+    node: Annotated[Any, "the manifest node that names it"]
+    key_paths: Annotated[KeyPaths, "`.`: the `mountPath`, the `command` or `args` item, or the env `value` that names it,"
+                                   " where findings point"]
+
+
+_EnvRecordKeys = TypedDict("_EnvRecordKeys", {
+    "name": Annotated[str, "the variable"],
+    "value": Annotated["str | None", "its value; null when set but unknown"],
+    "entry": Annotated["Raw | None", "the raw env entry, or null when the command or a ConfigMap sets it"],
+    "from": Annotated[str, "`env`, or `command or envFrom`"],
+})
+
+
+class EnvRecord(_EnvRecordKeys):
+    """One variable a container sets (`env`, `envFrom`, or its command line), so a policy can
+    check names one by one (KG305) and point at the entry."""
+
+    role: Annotated[str, "the pod's role"]
+    container: Annotated[Any, "the container's name"]
+    container_node: Annotated[Raw, "the raw container"]
+    path: Annotated[str, "where the variable sits (`...containers[0].env.NAME`)"]
+    key_paths: Annotated[KeyPaths, "`.` and `entry`: the env entry (the container when there is none);"
+                                   " `container_node`: the container"]
+
+
+class AcceleratorMismatch(TypedDict):
+    """(fact) An accelerator resource (`param('gpu_resources')`) in `requests` without a limit or
+    with a different limit. Unrendered values are not compared; DRA claims are not resources
+    and never appear."""
+
+    name: Annotated[str, "the resource name"]
+    request: Annotated[Any, "the request as written"]
+    limit: Annotated[Any, "the limit as written; null when missing"]
+    key_paths: Annotated[KeyPaths, "`.`: the request"]
+
+
+class _ContainerFacts(TypedDict, total=False):
+    """Facts added to the main containers (and native sidecars), not to init containers."""
+
+    serving: Annotated[Any, "(fact) null unless the container runs a serving engine: `engine` (`vllm`, `sglang`, `tgi`, `triton`, `lmdeploy`, `nim`; from the command, or from the image when the container keeps its entrypoint), `entry` (false for a worker rank of a multi-node engine: a `--node-rank` above 0, `--headless`, or the worker template of a LeaderWorkerSet that has a leader template; an unrendered rank says nothing), `model` (the hub model it names: the engine's positional model, `--model`, `--model-id`, `--model-path`, `MODEL_ID`, `HF_MODEL_ID`; null for a local path or an unknown value; not read for NIM), `download` (when a model is named: `path` of the download directory, from `--download-dir`, `HF_HUB_CACHE`, `HUGGINGFACE_HUB_CACHE`, `HF_HOME` + `/hub`, else the default, `/data` for TGI or `$HOME/.cache/huggingface`; null path when the deciding value is unknown; `from`, and the covering mount's `mount_path` and `volume_type`), `offline` (`HF_HUB_OFFLINE` is 1/true; null when unset), `prestop` (the `lifecycle.preStop` hook) and `prestop_seconds` (its `sleep` action or `sleep N`; null when it does not say), `drain_flag` and `drain_seconds` (vLLM `--shutdown-timeout`, Triton `--exit-timeout-secs`, when set), `grace_seconds` (the pod's, as written), `grace_effective` (30 when unset, Kubernetes' default; null when unrendered) and `drain_needs` (`prestop_seconds` + `drain_seconds`; null without a drain flag)"]
+    idle: Annotated[Any, "(fact) `forever` (the command is `sleep infinity`, `tail -f /dev/null` or a `while true; do sleep` loop), `sleep_seconds` (the longest `sleep N`, 0 when none) and `restarts` (the pod's restart policy is `Always` or unset, so a finished sleep starts again)"]
+
+
+class ContainerView(_ContainerFacts):
+    """A container (each entry of a pod's `containers` and `init_containers`)."""
+
+    name: Annotated[Any, "the container's name"]
+    index: Annotated[int, "its position in the list"]
+    path: Annotated[str, "where it sits in the resource (`spec.template.spec.containers[0]`)"]
+    init: Annotated[bool, "an init container"]
+    sidecar: Annotated[bool, "a native sidecar: an init container with `restartPolicy: Always`, counted with the main containers"]
+    role: Annotated[str, "the pod's role"]
+    image: Annotated[Any, "the image as written"]
+    env: Annotated[
+        dict[str, str | None],
+        "name to value (env list, then `envFrom` ConfigMaps in the input, then variables a command"
+        " sets with `export X=1`, `X=1 cmd` or `mpirun -x X=1`); null when set but unknown"
+        " (`valueFrom`, `$(VAR)`)"]
+    env_entries: Annotated[dict[str, Raw], "name to the raw env entry, for locating a finding on it"]
+    command_line: Annotated[str, "command and args joined"]
+    words: Annotated[list[str], "the command line split shell-like"]
+    launchers: Annotated[list[str], "launchers found in the command line (`torchrun`, `deepspeed`, ...)"]
+    accelerators: Annotated[dict[str, int | None], "accelerator resource name (or `dra:CLASS`) to count"]
+    gpus: Annotated[int | None, "accelerators of the container; null when unknown"]
+    mounts: Annotated[list[Mount], "each volume mount"]
+    locations: Annotated[list[Location], "every location the container names"]
+    env_list: Annotated[list[EnvRecord], "one record per variable the container sets"]
+    raw: Annotated[Raw, "the raw container"]
+    key_paths: Annotated[KeyPaths, "`.` and `raw`: the container item; `env_entries`: name to the env entry's path"]
+    accelerator_mismatches: Annotated[list[AcceleratorMismatch], "(fact) accelerator requests whose limit"
+                                                                 " is missing or differs"]
+
+
+_WorkloadKeys = TypedDict("_WorkloadKeys", {
+    "kind": Annotated[str, "from the resource"],
+    "apiVersion": Annotated["str | None", "from the resource"],
+    "name": Annotated["str | None", "from the resource"],
+    "namespace": Annotated["str | None", "from the resource"],
+    "class": Annotated[str, "`training`, `serving` or `other`, from the table (`other` for a walked kind);"
+                            " `diagnostic` when every GPU pod is diagnostic (below)"],
+})
+
+
+class WorkloadSummary(_WorkloadKeys):
+    """The workload's scalar fields (a pod's `workload`; the workload view has them too)."""
+
+    training: Annotated[bool, "the class is `training`"]
+    serving: Annotated[bool, "the class is `serving`"]
+    replicas: Annotated[
+        int | None, "the workload's replica count: `spec.replicas` for most serving kinds,"
+                    " LeaderWorkerSet groups, the worker groups of a RayService; null when unknown"]
+    pods_total: Annotated[int | None, "pods of all templates, CPU launchers and Ray heads included (Trainer's dataset"
+                                      " and model initializers, which finish before training starts, are not);"
+                                      " null when a count is unknown (an unrendered `$N`)"]
+    gpus_total: Annotated[int | None, "accelerators of all pods; null when unknown"]
+    has_gpu: Annotated[bool, "a pod template requests an accelerator (`param('gpu_resources')`, or a DRA"
+                             " claim of a GPU device class present in the input)"]
+    nccl_gpu: Annotated[bool, "one of them is an NVIDIA or AMD GPU (`param('nccl_gpu_resources')`, GPU DRA claims)"]
+    multi_pod: Annotated[bool | None, "`pods_total > 1`; null when unknown"]
+    distributed_pytorch: Annotated[
+        bool, "PyTorchJob, TrainJob or ElasticJob kind, or a launcher in a command (`torchrun`,"
+              " `torch.distributed.run`/`launch`, `accelerate launch`, `deepspeed`), or `MASTER_ADDR`,"
+              " `WORLD_SIZE` or `PET_*` env; and more than one pod or GPU (or an unknown count)"]
+    launchers: Annotated[list[str], "the launchers found in commands"]
+    diagnostic: Annotated[bool, "every GPU pod only runs a diagnostic or idles (below); KG201-KG203 and KG401 skip it"]
+    found_by: Annotated[str, "the table entry that read the resource (`table:apps/Deployment`), or `walk`"]
+    runtime: Annotated[Any, "a TrainJob merged with its runtime: `kind`, `name`; else null"]
+    runtime_missing: Annotated[Any, "a TrainJob whose runtime is not in the input: `kind`, `name` (KG008 says"
+                                    " which rules did not judge it); else null"]
+    unrendered_counts: Annotated[list[Any], "counts that are unrendered placeholders (`$N`, `${N}`, `__N__`,"
+                                            " `replaced-by-...`): `field` (view path), `value`, `node`; KG008"
+                                            " names the rules each silenced"]
+    torch_backend: Annotated[str | None, "the process-group backend every GPU pod chooses explicitly"
+                                         " (`--backend gloo`), else null; KG301-KG304 skip `gloo`"]
+
+
+class _PodOptional(TypedDict, total=False):
+    runtime: Annotated[Any, "merged TrainJob pods only: the runtime (`kind`, `name`) the pod was merged with"]
+
+
+# `class` is a Python keyword: declared the functional way.
+_PodKeys = TypedDict("_PodKeys", {
+    "class": Annotated[str, "`diagnostic` when the pod is diagnostic, else the workload's table class"],
+})
+
+
+class PodView(_PodKeys, _PodOptional):
+    """A pod template (each entry of `pods`)."""
+
+    role: Annotated[str, "the replica type (`Worker`), group or job name, or `pod` for single-template kinds"]
+    label: Annotated[str, "`Worker pods`, or `pods` for single-template kinds; for messages"]
+    gpus_text: Annotated[str, "`8 GPUs`, `4 google.com/tpu`; for messages"]
+    path: Annotated[str, "where the template sits in the resource (`spec.pytorchReplicaSpecs.Worker.template`)"]
+    replicas: Annotated[int | None, "pods made from this template (JobSet: replicas x parallelism); null when unknown"]
+    gpus: Annotated[int | None, "accelerators per pod (sum over containers, init containers excluded); null when unknown"]
+    has_gpu: Annotated[bool, "a container requests an accelerator"]
+    grace_seconds: Annotated[Any, "(fact) the pod spec's `terminationGracePeriodSeconds` and `activeDeadlineSeconds` as written; null when unset"]
+    active_deadline: Annotated[Any, "(fact) the pod spec's `terminationGracePeriodSeconds` and `activeDeadlineSeconds` as written; null when unset"]
+    found_by: Annotated[str, "`table:...` or `walk` (above); `table:trainer.kubeflow.org/TrainJob+runtime` for merged pods"]
+    embedded: Annotated[Any, "for a resource held in another (Katib's trialSpec): `path`, `kind`, `class` of the"
+                             " inner resource; else null"]
+    diagnostic: Annotated[bool, "every container (native sidecars too) only runs a diagnostic or idles"]
+    follows: Annotated[bool, "every container only serves another pod (an MPI worker's `sshd`): the pod is"
+                             " diagnostic when the other pods are"]
+    nccl_gpu: Annotated[bool, "one of them is an NVIDIA or AMD GPU"]
+    accelerators: Annotated[dict[str, int | None], "accelerator resource name to count, over the containers"]
+    partial: Annotated[bool, "the pod spec is completed elsewhere (TrainJob's runtime): volume rules skip it"]
+    metadata: Annotated[Raw, "the template's metadata"]
+    labels: Annotated[Raw, "the template's labels"]
+    annotations: Annotated[Raw, "the template's annotations"]
+    spec: Annotated[Raw, "the raw pod spec"]
+    containers: Annotated[list[ContainerView], "the containers"]
+    init_containers: Annotated[list[ContainerView], "the init containers"]
+    volumes: Annotated[dict[str, Raw], "the pod's volumes by name"]
+    env: Annotated[dict[str, str | None], "merged env of the containers: name to value, null when set but unknown"]
+    commands: Annotated[list[str], "each container's command and args joined (empty ones left out)"]
+    text: Annotated[str, "commands and known env values, for scans such as object-store URLs"]
+    launchers: Annotated[list[str], "launchers found in the commands"]
+    budgets: Annotated[list[PodBudget], "PodDisruptionBudgets in the input whose selector matches the template labels"]
+    workload: Annotated[WorkloadSummary, "the workload's scalar fields"]
+    key_paths: Annotated[KeyPaths, "`.`: the template (or inline pod spec); `spec`, `metadata`, `labels`,"
+                                   " `annotations`; `volumes`: name to the volume item's path"]
+    spread: Annotated[Spread, "(fact) the topology keys this template's pods are spread over"]
+    restart_policy: Annotated[Any, "(fact) the effective `restartPolicy` as written: a Kubeflow replica"
+                                   " spec's own field first, then the pod spec's; null when neither is set"]
+
+
+class WorkloadView(WorkloadSummary):
+    """The workload: what a policy's expressions are evaluated against."""
+
+    labels: Annotated[Raw, "from the resource"]
+    annotations: Annotated[Raw, "from the resource"]
+    pods: Annotated[list[PodView], "one entry per pod template"]
+    claim_templates: Annotated[list[Any], "the workload's `volumeClaimTemplates`"]
+    resource: Annotated[Raw, "the raw resource"]
+    key_paths: Annotated[KeyPaths, "`.` and `resource`: the resource; `labels`, `annotations`"]
+    gpu_pods: Annotated[int | None, "(fact) pods that request an accelerator, over all templates; null when a"
+                                    " count is unknown. KG401, KG402 and KG502 read *multi-pod GPU training*"
+                                    " as `gpu_pods > 1`, so a CPU launcher or Ray head beside one GPU pod"
+                                    " does not count"]
+    budgets: Annotated[list[WorkloadBudget], "(fact) the PodDisruptionBudgets (from the whole input) that"
+                                             " select any pod of the workload"]
+    elastic: Annotated[Elastic | None, "(fact) null unless the launch is elastic"]
+    autoscalers: Annotated[Any, "(fact) the HorizontalPodAutoscalers and KEDA ScaledObjects in the input whose `scaleTargetRef` names this workload (kind and name; a ScaledObject's kind defaults to Deployment; the namespaces must agree when both say one): `kind`, `name`, `min_replicas`, `max_replicas` as written (null when unset), `path`, `line`. The lookup is in `kubegap_lint/workloads/index.py`, like the budgets'"]
+    scaling: Annotated[Any, "(fact) `max`: the highest of `replicas` and every known autoscaler maximum (null when none is known); `floors`: one entry per autoscaler, `source` (for messages), `min`, `min_set`, `max`, `node`. From `autoscalers` (an HPA's unset `minReplicas` is 1, its documented default; a ScaledObject's unset bounds are unknown), a KServe InferenceService predictor (`minReplicas`, 1 when unset; `maxReplicas`) and each GPU worker group of a RayService under `enableInTreeAutoscaling` (`minReplicas`, `maxReplicas`)"]
+    kserve: Annotated[Any, "(fact) for an InferenceService predictor: `uri` (the `storageUri` of the predictor or its `model`), `downloads` (the storage initializer copies it into every pod at start: any URI but `pvc://` and `oci://`, which mount, and one whose `sourceModelUri` a LocalModelCache in the input caches on the nodes), `gpu` (the predictor, its model or a container asks for an accelerator), `node`; null for other kinds"]
+    owner_references: Annotated[Any, "(fact) the resource's `metadata.ownerReferences` (a list; empty when none)"]
+    batch: Annotated[Any, "(fact) for training workloads with an accelerator: `mpi` (an MPIJob, or `mpirun`/`mpiexec` in a command), `nccl_tests` (an nccl-tests `*_perf` binary in a command), `timeout` (the largest `-T`/`--timeout N` or `timeout N` wrapper in a command, in seconds; null when none), `deadline` (`source` and `value` of an `activeDeadlineSeconds` that bounds every GPU pod: the Job's, `runPolicy`'s, a CronJob's job template's, or on each GPU pod or its JobSet Job, or on an MPIJob's Launcher; null when none), `weakened` (`NAME=0` for `TORCH_NCCL_ASYNC_ERROR_HANDLING`, `NCCL_ASYNC_ERROR_HANDLING`, `TORCH_NCCL_ENABLE_MONITORING` set to 0 in a GPU pod), `many_ranks` (more than one GPU pod, or a pod with more than one GPU that runs a launcher, mpirun or nccl-tests); null otherwise"]
+
+
+# The tables of the reference, in order: (heading, type).
+SECTIONS: list[tuple[str, type]] = [
+    ("Workload", WorkloadView),
+    ("Pod (each entry of `pods`)", PodView),
+    ("Container (each entry of a pod's `containers` and `init_containers`)", ContainerView),
+    ("Mount (each entry of a container's `mounts`)", Mount),
+    ("Location (each entry of a container's `locations`)", Location),
+    ("Env record (each entry of a container's `env_list`)", EnvRecord),
+    ("Accelerator mismatch (each entry of a container's `accelerator_mismatches`)", AcceleratorMismatch),
+    ("Pod budget (each entry of a pod's `budgets`)", PodBudget),
+    ("Workload budget (each entry of the workload's `budgets`)", WorkloadBudget),
+    ("Spread (a pod's `spread`)", Spread),
+    ("Elastic (the workload's `elastic`, when not null)", Elastic),
+]
+
+
+def fields_of(typed: type) -> dict[str, tuple[Any, str]]:
+    """Every key of a view type, in declaration order (bases first): its type and meaning."""
+    hints = typing.get_type_hints(typed, include_extras=True)
+    return {key: typing.get_args(hint)[:2] for key, hint in hints.items()}
+
+
+def _type_text(hint: Any) -> str:
+    """A type as the reference shows it: JSON-ish names, view types by name."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if hint is Any:
+        return "any"
+    if hint is type(None):
+        return "null"
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_type_text(a) for a in args)
+    if origin is list:
+        return f"list of {_type_text(args[0])}"
+    if origin is dict:
+        return "object" if args[1] is Any else f"object of {_type_text(args[1])}"
+    names = {str: "string", int: "int", bool: "bool"}
+    if hint in names:
+        return names[hint]
+    short = {typed: heading.split(" (")[0] for heading, typed in SECTIONS}
+    return short.get(hint, getattr(hint, "__name__", str(hint)))
+
+
+PREAMBLE = """\
+# The workload view
+
+<!-- Generated from kubegap_lint/workloads/viewtypes.py by scripts/regenerate.sh; do not edit. -->
+
+Policies never see raw kinds. Every resource that holds pod templates becomes one *workload
+view*, and a policy's JMESPath expressions are evaluated against it. One policy therefore covers
+a Deployment, a PyTorchJob, a JobSet and a LeaderWorkerSet alike.
+
+## Discovery
+
+What finds the pod templates is a walk of each document (`kubegap_lint/workloads/discover.py`),
+not the table: any mapping, at any depth, that is a pod template (its `spec` has a `containers`
+list of mappings) or a pod spec written inline (a `containers` list of mappings, one with
+`image` or `resources`) is a pod. The walk does not enter what it found.
+
+The workload table (`policies/workloads.yaml`, extended by a configuration's `workloads:`) only
+adds meaning for the kinds it knows: the class, where the counts are and how they multiply, the
+role names, and merge rules (a TrainJob with its runtime, below). A known kind's templates are
+read through its entry; any other template the walk finds in it (a KServe transformer) is added
+beside them. A kind the table does not know is a workload of class `other` whose templates are
+all walked: each counts a sibling `replicas` (else 1), and its role is the nearest key that is
+not `template` or `spec` (a list entry's `name`). Such a workload gets every rule that needs
+neither a class nor a count (KG501, KG503, the NCCL rules that read env, ...).
+
+Every pod says what found it (`found_by`): `table:<group>/<Kind>` (`table:<group>/<version>/<Kind>`
+for a versioned entry such as MPIJob `kubeflow.org/v1alpha1`) or `walk`; findings carry it into
+the JSON output (`found_by`).
+
+Every view, and every record derived from the manifest (`mounts`, `locations`, `env_list`,
+`accelerator_mismatches` entries), carries `key_paths`: `"."` is the key path in the document
+of the node it stands for (the resource, the pod template, the container item, the mount, the
+args item or env value naming a location, the request), and other keys give the paths of the
+fields taken from the manifest (`spec`, `metadata`, `volumes`, `raw`, `env_entries`...). A path
+is a list of mapping keys and list indexes from the document's root (a List's items start with
+`"items", n`). A TrainJob's pods merged with its runtime stand, everywhere inside them, for the
+TrainJob's override of their job, else its `spec.trainer`. Policies do not read them; `at:`
+expressions are located through them, and a raw manifest node a fact holds is found in the
+document (docs/writing-policies.md). `object` is a raw manifest node as written.
+
+Fields marked *(fact)* are resilience facts: `kubegap_lint/workloads/viewfacts.py` adds them to
+every view once it is built, for questions that JMESPath cannot answer cleanly (it has no
+variables, no parent reference and no arithmetic). Policies decide what a fact means; the facts
+only read the manifest.
+"""
+
+
+APPENDIX = """\
+## The diagnostic class
+
+A GPU smoke test is not training. A pod is diagnostic when every container (native sidecars
+too) only runs programs of `param('diagnostic_commands')` (globs on the program's file name;
+default `sleep`, `nvidia-smi`, `clinfo`, `rocm-smi`, `rocminfo`, `dcgmi`, nccl-tests' `*_perf`,
+`nvbandwidth`, and the CUDA samples `deviceQuery`, `vectorAdd`, `nbody`), shell glue around them
+(`echo`, `export`, `grep`, a `while` loop), or the idle `tail -f /dev/null`; `bash -c` scripts
+are read command by command, and `mpirun`/`srun`/`timeout` decide by what they run. Without a
+`command`, the args decide when they start with such a program, else the image's name does
+(`.../sleep:v0.0.3`, `cuda-sample:nbody-...`). A real training command (torchrun, python,
+accelerate, deepspeed, `mpirun python train.py`, a script file) keeps the pod what its kind
+says; so does a container whose entrypoint the manifest does not show. MPI workers that only
+run `sshd` are diagnostic when the launcher is. The checkpoint rules (KG201-KG203) skip
+diagnostic pods and the restart budget (KG401) skips a workload whose GPU pods all are; every
+other rule still applies. A configuration extends the list under `params:`.
+
+## A TrainJob with its runtime
+
+A Kubeflow Trainer TrainJob (`merge: trainer-runtime` in the table) whose (Cluster)TrainingRuntime
+is in the input is judged merged (`kubegap_lint/workloads/trainjob.py`): its pods are the
+runtime's replicated jobs, the trainer job (labelled `trainer.kubeflow.org/trainjob-ancestor-step:
+trainer`, else `node`) runs `numNodes` pods (the TrainJob's, else the runtime's `mlPolicy`) whose
+`node` container takes the trainer's image, command, args, env and `resourcesPerNode`, and
+`podTemplateOverrides`, `podSpecOverrides` and `runtimePatches` add their volumes, mounts, env
+and pod fields to their target jobs. A finding points at the TrainJob's override of that job when
+there is one, else at its `spec.trainer`, and its label names both the TrainJob and the runtime.
+Without the runtime, the TrainJob is one `partial` pod that the pod-spec rules skip, and KG008
+says once which rules did not judge it.
+"""
+
+
+def render_view_markdown() -> str:
+    parts = [PREAMBLE]
+    for heading, typed in SECTIONS:
+        doc = " ".join((typed.__doc__ or "").split())
+        parts.append(f"\n## {heading}\n\n{doc}\n\n| field | type | meaning |\n|---|---|---|\n")
+        for key, (hint, meaning) in fields_of(typed).items():
+            fact = meaning.startswith("(fact) ")
+            text = meaning[len("(fact) "):] if fact else meaning
+            parts.append(f"| `{key}` | {_type_text(hint)} | {'*(fact)* ' if fact else ''}{text} |\n")
+    parts.append("\n" + APPENDIX)
+    return "".join(parts)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render_view_markdown())

@@ -1,0 +1,244 @@
+"""The JMESPath compiler (catalog/compile.py) against jmespath itself: every policy expression
+on the views of the examples, of ../shared/corpus and of generated streams, and generated
+expressions on generated documents. Any difference in result (types included: 1 is not true)
+or in error (class and message) fails."""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import jmespath
+import pytest
+from conftest import CORPUS, EXAMPLES, load_bench_generator
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kubegap_lint.catalog.functions import PolicyFunctions, PolicyInterpreter
+from kubegap_lint.catalog.policies import Catalog, Policy, _load_catalog
+from kubegap_lint.config.settings import Settings
+from kubegap_lint.engine.evaluate import truthy
+from kubegap_lint.engine.run import Linter, effective_params
+
+CATALOG: Catalog = _load_catalog([], None)  # from the files: no cache between the test and the code
+PARAMS = effective_params(CATALOG, Settings())
+
+
+def reference(expression: Any, value: Any) -> tuple[str, Any]:
+    """What jmespath.search gives (with the policy functions), as ('ok', result) or ('error', ...)."""
+    options = jmespath.Options(custom_functions=PolicyFunctions(PARAMS))
+    try:
+        return "ok", jmespath.search(expression.expression, value, options)
+    except Exception as exc:
+        return "error", (type(exc), str(exc))
+
+
+def compiled(interpreter: PolicyInterpreter, expression: Any, value: Any) -> tuple[str, Any]:
+    try:
+        return "ok", interpreter.search(expression, value)
+    except Exception as exc:
+        return "error", (type(exc), str(exc))
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal and of the same JSON types all the way down (True == 1 in Python, not here)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b)
+
+
+def policy_expressions(policy: Policy) -> Iterator[tuple[str, Any]]:
+    for key in ("applies_to", "for_each", "violation", "severity_expr"):
+        if getattr(policy, key) is not None:
+            yield key, getattr(policy, key)
+    for text, expression in policy.at:
+        yield f"at {text}", expression
+    if policy.message is not None:
+        for part in policy.message.parts:
+            if not isinstance(part, str):
+                yield "message", part
+
+
+def values_of(policy: Policy, view: dict[str, Any]) -> Iterator[Any]:
+    """The values a run evaluates the policy's expressions on: the view and its elements."""
+    yield view
+    if policy.for_each is not None:
+        found = jmespath.search(policy.for_each.expression, view,
+                                jmespath.Options(custom_functions=PolicyFunctions(PARAMS)))
+        yield from found if isinstance(found, list) else [found]
+
+
+def check_views(views: list[dict[str, Any]]) -> int:
+    """Every policy expression on every view (and every for_each element); the comparisons made."""
+    interpreter = PolicyInterpreter(PARAMS)
+    checked = 0
+    differences = []
+    for policy in CATALOG.policies:
+        if policy.scope != "workload":
+            continue
+        for view in views:
+            for value in values_of(policy, view):
+                for where, expression in policy_expressions(policy):
+                    want, got = reference(expression, value), compiled(interpreter, expression, value)
+                    checked += 1
+                    if want[0] != got[0] or not same(want[1], got[1]):
+                        differences.append(f"{policy.id} {where}: {expression.expression!r}: {want} != {got}")
+    assert differences == []
+    return checked
+
+
+def views_of(paths: list[str]) -> list[dict[str, Any]]:
+    return Linter(Settings()).lint_paths(paths, keep_views=True).views
+
+
+def test_every_policy_expression_on_the_examples() -> None:
+    views = views_of([str(EXAMPLES)])
+    assert len(views) > 50
+    assert check_views(views) > 10_000
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not there")
+def test_every_policy_expression_on_the_corpus() -> None:
+    views = views_of([str(CORPUS)])
+    assert len(views) > 100
+    assert check_views(views) > 10_000
+
+
+def test_every_policy_expression_on_a_generated_stream(tmp_path: Any) -> None:
+    generator = load_bench_generator()
+    text = io.StringIO()
+    generator.write_stream(150, 7, text)
+    (tmp_path / "stream.yaml").write_text(text.getvalue(), encoding="utf-8")
+    views = views_of([str(tmp_path / "stream.yaml")])
+    assert len(views) > 30
+    check_views(views)
+
+
+# Generated documents: keys from a small set so that generated expressions find them.
+KEYS = ["a", "b", "c", "name", "env", "value", "path"]
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, 1.0, 1.5, -2.5]),
+                    st.sampled_from(["", "a", "b", "NCCL_DEBUG", "/data", "1", "0"]))
+documents = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(KEYS), inner, max_size=4)),
+    max_leaves=20,
+)
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+literals = st.one_of(
+    st.sampled_from(["`null`", "`true`", "`false`", "`0`", "`1`", "`2.5`", "`\"a\"`", "`[]`", "`{}`",
+                     "`[1, \"a\"]`", "`{\"a\": 1}`"]),
+    st.sampled_from(["", "a", "b", "/data", "NCCL_DEBUG"]).map(_quote),
+)
+FUNCTIONS_1 = ["length", "keys", "values", "to_string", "to_number", "type", "not_null", "to_array",
+               "abs", "sort", "max", "min", "sum", "avg", "reverse", "items", "quantity", "floor"]
+FUNCTIONS_2 = ["contains", "starts_with", "ends_with", "join", "has", "lookup", "contains_any",
+               "starts_with_any", "covering_mount", "known_name", "merge", "not_null", "match"]
+
+
+def expressions() -> st.SearchStrategy[str]:
+    leaf = st.one_of(st.sampled_from(KEYS), st.just("@"), literals, st.just("param('gpu_resources')"))
+
+    def extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        pair = st.tuples(inner, inner)
+        return st.one_of(
+            pair.map(lambda p: f"{p[0]}.{p[1]}" if p[1][0].isalpha() else f"{p[0]} | {p[1]}"),
+            st.tuples(inner, st.integers(-2, 2)).map(lambda p: f"({p[0]})[{p[1]}]"),
+            st.tuples(inner, st.sampled_from(["[1:]", "[:2]", "[::-1]", "[::2]", "[-1:0:-1]"]))
+            .map(lambda p: f"({p[0]}){p[1]}"),
+            pair.map(lambda p: f"({p[0]})[*].{p[1]}" if p[1][0].isalpha() else f"({p[0]})[*]"),
+            pair.map(lambda p: f"({p[0]})[].{p[1]}" if p[1][0].isalpha() else f"({p[0]})[]"),
+            pair.map(lambda p: f"({p[0]}).*.{p[1]}" if p[1][0].isalpha() else f"({p[0]}).*"),
+            st.tuples(inner, inner, st.sampled_from(["==", "!=", "<", "<=", ">", ">="]), inner)
+            .map(lambda p: f"({p[0]})[?({p[1]}) {p[2]} ({p[3]})]"),
+            st.tuples(inner, inner).map(lambda p: f"({p[0]})[?{p[1]}]"),
+            st.tuples(inner, st.sampled_from(["==", "!=", "<", "<=", ">", ">=", "||", "&&"]), inner)
+            .map(lambda p: f"({p[0]}) {p[1]} ({p[2]})"),
+            inner.map(lambda e: f"!({e})"),
+            pair.map(lambda p: f"[{p[0]}, {p[1]}]"),
+            pair.map(lambda p: f"{{a: {p[0]}, b: {p[1]}}}"),
+            pair.map(lambda p: f"({p[0]}).[{p[1]}]"),
+            st.tuples(st.sampled_from(FUNCTIONS_1), inner).map(lambda p: f"{p[0]}({p[1]})"),
+            st.tuples(st.sampled_from(FUNCTIONS_2), inner, inner).map(lambda p: f"{p[0]}({p[1]}, {p[2]})"),
+            st.tuples(st.sampled_from(["sort_by", "max_by", "min_by", "map"]), inner, inner)
+            .map(lambda p: f"{p[0]}({p[1]}, &{p[2]})" if p[0] != "map" else f"map(&{p[2]}, {p[1]})"),
+        )
+
+    return st.recursive(leaf, extend, max_leaves=8)
+
+
+def _compiles(text: str) -> Any:
+    try:
+        return jmespath.compile(text)
+    except jmespath.exceptions.JMESPathError:
+        return None
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(expressions(), st.lists(documents, min_size=1, max_size=4))
+def test_generated_expressions_on_generated_documents(text: str, values: list[Any]) -> None:
+    expression = _compiles(text)
+    if expression is None:
+        return
+    interpreter = PolicyInterpreter(PARAMS)
+    for value in values:
+        want, got = reference(expression, value), compiled(interpreter, expression, value)
+        assert want[0] == got[0] and same(want[1], got[1]), (text, value, want, got)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents)
+def test_every_policy_expression_on_generated_documents(value: Any) -> None:
+    interpreter = PolicyInterpreter(PARAMS)
+    for policy in CATALOG.policies:
+        for where, expression in policy_expressions(policy):
+            want, got = reference(expression, value), compiled(interpreter, expression, value)
+            assert want[0] == got[0] and same(want[1], got[1]), (policy.id, where, value, want, got)
+
+
+@pytest.mark.parametrize("value", [None, False, True, 0, 0.0, 1, "", "x", [], [0], {}, {"a": None}, ()])
+def test_truthiness_is_jmespaths(value: Any) -> None:
+    """The engine's truthy() and the compiler's is_false() against `a || b` in jmespath."""
+    from kubegap_lint.catalog.compile import is_false
+
+    says_true = jmespath.search("a && `true` || `false`", {"a": value})
+    assert truthy(value) is says_true
+    assert is_false(value) is not says_true
+
+
+def test_an_unknown_node_type_falls_back_to_the_interpreter() -> None:
+    interpreter = PolicyInterpreter(PARAMS)
+    assert interpreter.search(jmespath.compile("a"), {"a": 1}) == 1  # makes the compiler
+    compiler = interpreter._compiler
+    assert compiler is not None
+    visited: list[Any] = []
+
+    class Recording:
+        def visit(self, node: Any, value: Any) -> Any:
+            visited.append(node["type"])
+            return "from the interpreter"
+
+    compiler.interpreter = Recording()
+    evaluate = compiler.compile({"type": "some_future_node", "children": []})
+    assert evaluate({"a": 1}) == "from the interpreter"
+    assert visited == ["some_future_node"]
+
+
+def test_the_reference_mode_walks_the_tree() -> None:
+    """`compiled=False` is the interpreter (what the engine used before the compiler)."""
+    slow = PolicyInterpreter(PARAMS, compiled=False)
+    expression = jmespath.compile("a[?b > `1`].b | [0]")
+    assert slow.search(expression, {"a": [{"b": 1}, {"b": 3}]}) == 3
+    assert slow._compiler is None

@@ -1,0 +1,154 @@
+"""No value a manifest can hold aborts the run: huge numbers, other bases, a bug in one document."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_cli
+
+from kubegap_lint.config.settings import Settings
+from kubegap_lint.core.coerce import as_count
+from kubegap_lint.core.quantity import parse_quantity
+from kubegap_lint.engine.run import Linter
+
+GPU_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  parallelism: {count}
+  completions: {count}
+  template:
+    spec:
+      containers:
+      - name: t
+        image: x:1
+        resources:
+          limits:
+            nvidia.com/gpu: {gpus}
+"""
+
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  replicas: {replicas}
+  template:
+    spec:
+      containers:
+      - name: t
+        image: x:1
+        resources:
+          limits:
+            nvidia.com/gpu: {gpus}
+"""
+
+
+def _write(folder, name: str, text: str):
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("count, gpus", [
+    ("9" * 309, 8),            # float(count * ...) overflowed
+    (2, "9" * 309),
+    ("'" + "9" * 4301 + "'", 8),  # over Python's int-str limit
+    ("9" * 4301, "9" * 4301),
+    ("0x10", "0o17"),
+    ("'0x10'", "'0o17'"),
+    ("1e400", ".inf"),
+    ("'²'", "'٣'"),  # digits str.isdigit takes and int() refuses or reads
+])
+def test_a_number_of_any_size_or_base_never_aborts_the_run(tmp_path, count, gpus) -> None:
+    _write(tmp_path, "a.yaml", GPU_JOB.format(count=count, gpus=gpus))
+    _write(tmp_path, "b.yaml", DEPLOYMENT.format(name="web", replicas=3, gpus=1))
+    result = run_cli(str(tmp_path), "--select", "KG101")
+    assert result.returncode == 1, result.stderr
+    assert b"internal error" not in result.stderr and b"Traceback" not in result.stderr
+    lines = result.stdout.decode().splitlines()
+    assert lines[0].startswith(f"{tmp_path / 'b.yaml'}:") and "KG101" in lines[0] and "Deployment web" in lines[0]
+
+
+def test_huge_replicas_on_a_deployment_are_unknown_and_the_rest_is_reported(tmp_path) -> None:
+    _write(tmp_path, "a.yaml", DEPLOYMENT.format(name="huge", replicas="9" * 4301, gpus=1))
+    _write(tmp_path, "b.yaml", DEPLOYMENT.format(name="web", replicas=3, gpus=1))
+    result = run_cli(str(tmp_path), "--select", "KG101")
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == b""
+    assert [line.split(": ")[0] for line in result.stdout.decode().splitlines()[:-1]] == \
+        [f"{tmp_path / 'b.yaml'}:8:5"]
+
+
+def test_the_same_with_workers(tmp_path) -> None:
+    # --jobs uses workers for inputs over 1 MB: pad the stream with ConfigMaps.
+    filler = "".join(f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\ndata:\n  k: '{'x' * 60}'\n"
+                     for i in range(12_000))
+    _write(tmp_path, "a.yaml", GPU_JOB.format(count="9" * 309, gpus="9" * 4301) + filler)
+    _write(tmp_path, "b.yaml", DEPLOYMENT.format(name="web", replicas=3, gpus=1))
+    single = run_cli(str(tmp_path), "--select", "KG101")
+    workers = run_cli(str(tmp_path), "--select", "KG101", "--jobs", "2")
+    assert single.returncode == workers.returncode == 1, workers.stderr
+    assert workers.stdout == single.stdout and b"KG101" in workers.stdout
+
+
+def test_counts_out_of_the_int32_range_are_unknown() -> None:
+    assert as_count(2**31 - 1) == 2**31 - 1
+    assert as_count(2**31) is None
+    assert as_count("2147483648") is None
+    assert as_count("9" * 5000) is None
+    assert as_count("²") is None
+    assert as_count(" 12 ") == 12
+    assert parse_quantity(10**400) is None
+    assert parse_quantity("1" * 5000) is None
+    assert parse_quantity("8Gi") == 8 * 2**30
+
+
+def test_an_internal_error_in_one_document_is_reported_there_and_the_rest_is_linted(monkeypatch) -> None:
+    from kubegap_lint.workloads.views import ViewBuilder
+
+    original = ViewBuilder.workload_view
+
+    def broken(self, resource, rule):
+        if resource.data["metadata"]["name"] == "bad":
+            raise ZeroDivisionError("planted")
+        return original(self, resource, rule)
+
+    monkeypatch.setattr(ViewBuilder, "workload_view", broken)
+    linter = Linter(Settings(select=["KG101"]))
+    result = linter.lint_texts([
+        ("a.yaml", DEPLOYMENT.format(name="bad", replicas=3, gpus=1)),
+        ("b.yaml", DEPLOYMENT.format(name="web", replicas=3, gpus=1)),
+    ])
+    assert [(f.location.path, f.location.line, f.rule_id) for f in result.iter_findings()] == [("b.yaml", 8, "KG101")]
+    assert [e.display() for e in result.errors] == [
+        "a.yaml:1:1: internal error reading Deployment bad as a workload: planted"
+        " (please report this with the input that caused it)"]
+
+
+def test_a_message_over_deeply_nested_values_is_still_reported() -> None:
+    from kubegap_lint.catalog.policies import _display
+
+    value: list = ["c"]
+    for _ in range(2000):
+        value = [value]
+    assert _display(value) == "..."
+    assert _display([1, [2, [3]]]) == "1, 2, 3"
+
+
+def _item(text: str, indent: int) -> str:
+    """A document as an item of a YAML list, indented by `indent` spaces."""
+    lines = text.splitlines()
+    pad = " " * indent
+    return pad + "- " + lines[0] + "\n" + "".join(pad + "  " + line + "\n" for line in lines[1:])
+
+
+def test_workloads_inside_a_nested_list_are_linted() -> None:
+    text = ("apiVersion: v1\nkind: List\nitems:\n"
+            "- apiVersion: v1\n  kind: List\n  items:\n"
+            "  - apiVersion: v1\n    kind: List\n    items:\n"
+            + _item(DEPLOYMENT.format(name="inner", replicas=3, gpus=1), 4)
+            + _item(DEPLOYMENT.format(name="outer", replicas=3, gpus=1), 0))
+    result = Linter(Settings(select=["KG101"])).lint_texts([("list.yaml", text)])
+    assert result.errors == []
+    assert sorted((f.location.line, f.resource.name) for f in result.iter_findings()) == [(17, "inner"), (31, "outer")]

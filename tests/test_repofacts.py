@@ -1,0 +1,132 @@
+"""Whole-repository facts for partial runs (workloads/repofacts.py), through the command line in
+scratch git repositories: which files give facts, findings only for the named files, the JSON
+cache (plain data, a damaged or planted entry ignored), exemptions judged only where linted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, run_cli
+
+GPU_JOB = (EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml").read_text()
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: infer
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: infer}
+  template:
+    metadata:
+      labels: {app: infer}
+    spec:
+      containers:
+        - name: server
+          image: vllm/vllm-openai:v0.6.3
+          resources:
+            limits: {nvidia.com/gpu: 1}
+"""
+PDB = """apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: infer
+spec:
+  maxUnavailable: 1
+  selector:
+    matchLabels: {app: infer}
+"""
+KG103 = ("deploy/app.yaml:11:7: warning KG103 gpu-serving-without-pdb: Deployment infer: no PodDisruptionBudget"
+         " in the input selects its GPU pods: a node drain or upgrade may evict every replica at once")
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "deploy").mkdir(parents=True)
+    (root / "deploy" / "app.yaml").write_text(DEPLOYMENT)
+    (root / "policy").mkdir()
+    (root / "policy" / "pdb.yaml").write_text(PDB)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def _lint(root: Path, *args: str, cache: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    env = {"KUBEGAP_LINT_CACHE_DIR": str(cache or root.parent / "cache")}
+    env.pop("KUBEGAP_LINT_NO_CACHE", None)
+    return run_cli("--no-config", "--select", "KG103", *args, cwd=root, env=env)
+
+
+def test_a_file_linted_alone_sees_the_facts_of_the_work_tree(repo: Path) -> None:
+    proc = _lint(repo, "deploy/app.yaml")
+    assert proc.returncode == 0, proc.stdout
+    # The PDB's file is read for its facts only: not counted, not linted.
+    assert proc.stdout.decode().splitlines() == [
+        "1 file, 1 documents (0 empty, 0 not Kubernetes), 1 resources, 1 workloads: 0 errors, 0 warnings, 0 notes"]
+    assert _lint(repo, "--no-repo-facts", "deploy/app.yaml").stdout.decode().splitlines()[0] == KG103
+    # Untracked but not ignored files count (a new PDB not yet added); ignored files do not.
+    (repo / ".gitignore").write_text("policy/\n")
+    assert _lint(repo, "deploy/app.yaml").stdout.decode().splitlines()[0] == KG103
+    # Outside a work tree there is no context.
+    os.remove(repo / ".gitignore")
+    subprocess.run(["rm", "-rf", str(repo / ".git")], check=True)
+    assert _lint(repo, "deploy/app.yaml").stdout.decode().splitlines()[0] == KG103
+
+
+def test_findings_only_for_the_named_files(repo: Path) -> None:
+    (repo / "other").mkdir()
+    (repo / "other" / "job.yaml").write_text(GPU_JOB)
+    proc = run_cli("--no-config", "--select", "KG201,KG103", "deploy/app.yaml", cwd=repo,
+                   env={"KUBEGAP_LINT_NO_CACHE": "1"})
+    assert proc.returncode == 0 and b"other/job.yaml" not in proc.stdout
+
+
+def test_the_cache_is_json_keyed_by_content_and_a_bad_entry_is_read_again(repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    assert _lint(repo, "deploy/app.yaml", cache=cache).returncode == 0
+    document = json.loads((cache / "repo-facts-v1.json").read_text())
+    (entry,) = [v for v in document["files"].values() if v]
+    assert entry == [["budget", "infer", None, {"matchLabels": {"app": "infer"}}, None, 1, 1]]
+    # A planted entry of the wrong shape is not used: the file is read again.
+    for key in document["files"]:
+        document["files"][key] = [["budget", "x"]]
+    (cache / "repo-facts-v1.json").write_text(json.dumps(document))
+    assert _lint(repo, "deploy/app.yaml", cache=cache).returncode == 0
+    # A well-formed but wrong entry is believed for the same bytes (the cache is the user's own
+    # folder); an edit to the file gives a new key and fresh facts.
+    document = json.loads((cache / "repo-facts-v1.json").read_text())
+    for key in document["files"]:
+        document["files"][key] = []
+    (cache / "repo-facts-v1.json").write_text(json.dumps(document))
+    assert _lint(repo, "deploy/app.yaml", cache=cache).returncode == 1
+    (repo / "policy" / "pdb.yaml").write_text(PDB + "# edited\n")
+    assert _lint(repo, "deploy/app.yaml", cache=cache).returncode == 0
+    (cache / "repo-facts-v1.json").write_text("not json {")
+    assert _lint(repo, "deploy/app.yaml", cache=cache).returncode == 0
+
+
+def test_an_exemption_is_unused_only_where_its_paths_were_linted(repo: Path) -> None:
+    (repo / "other").mkdir()
+    (repo / "other" / "job.yaml").write_text(GPU_JOB)
+    (repo / ".kubegap-lint.yaml").write_text(
+        "select: [KG201, KG005]\n"
+        "exemptions:\n"
+        "  - rules: [KG201]\n    paths: [other/*.yaml]\n    reason: legacy\n"
+        "  - rules: [KG201]\n    names: [nothing-by-this-name]\n    reason: kept\n")
+    env = {"KUBEGAP_LINT_NO_CACHE": "1"}
+    partial = run_cli("deploy/app.yaml", cwd=repo, env=env)
+    assert partial.returncode == 0 and b"KG005" not in partial.stdout, partial.stdout  # neither judged
+    whole = run_cli(".", cwd=repo, env=env).stdout.decode().splitlines()
+    unused = [line for line in whole if "KG005" in line]
+    # The whole run judges both: the first matched other/job.yaml's finding, the second nothing.
+    assert unused == [".kubegap-lint.yaml:6:5: note KG005 unused-suppression: exemption for KG201 (kept)"
+                      " matches no finding: remove it, or it will hide a future regression"]
+    # A partial run over the exemption's own files judges it.
+    (repo / "other" / "job.yaml").write_text(DEPLOYMENT.replace("infer", "serve"))
+    proc = run_cli("other/job.yaml", cwd=repo, env=env).stdout.decode()
+    assert ".kubegap-lint.yaml:3:5: note KG005 unused-suppression: exemption for KG201 (legacy)" in proc
+    assert "(kept)" not in proc

@@ -1,0 +1,88 @@
+"""The workload view's types (workloads/viewtypes.py) hold what views are built with: every key a
+built view has is declared, every declared key is built, on every example and the shared corpus;
+and docs/workload-view.md is the text generated from them."""
+
+from __future__ import annotations
+
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CORPUS, EXAMPLES, REPO
+
+from kubegap_lint.config.settings import Settings
+from kubegap_lint.engine.run import Linter
+from kubegap_lint.workloads import viewtypes
+from kubegap_lint.workloads.viewtypes import WorkloadView, fields_of, render_view_markdown
+
+
+def test_reference_is_generated_from_the_types() -> None:
+    actual = (REPO / "docs" / "workload-view.md").read_text(encoding="utf-8")
+    assert actual == render_view_markdown(), "docs/workload-view.md is stale: run `bash scripts/regenerate.sh`"
+
+
+def _is_view_type(hint: Any) -> bool:
+    return isinstance(hint, type) and typing.is_typeddict(hint)
+
+
+def _check(value: Any, hint: Any, where: str, problems: list[str], seen: dict[type, set[str]]) -> None:
+    """Hold a built value to its declared type, as far as the view types describe it."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        choices = [a for a in typing.get_args(hint) if a is not type(None)]
+        if value is not None and len(choices) == 1:
+            _check(value, choices[0], where, problems, seen)
+        return
+    if origin is list and isinstance(value, list):
+        (item,) = typing.get_args(hint)
+        for position, element in enumerate(value):
+            _check(element, item, f"{where}[{position}]", problems, seen)
+        return
+    if not _is_view_type(hint):
+        return
+    if not isinstance(value, dict):
+        problems.append(f"{where}: {type(value).__name__}, not a {hint.__name__}")
+        return
+    declared = fields_of(hint)
+    extra = sorted(set(value) - set(declared))
+    missing = sorted(hint.__required_keys__ - set(value))  # type: ignore[attr-defined]
+    if extra:
+        problems.append(f"{where}: built but not declared in {hint.__name__}: {extra}")
+    if missing:
+        problems.append(f"{where}: declared in {hint.__name__} but not built: {missing}")
+    seen.setdefault(hint, set()).update(value)
+    for key, (key_hint, _) in declared.items():
+        if key in value:
+            _check(value[key], key_hint, f"{where}.{key}", problems, seen)
+
+
+def _views(folder: Path) -> list[dict[str, Any]]:
+    return Linter(Settings(select=["KG001"])).lint_paths([str(folder)], keep_views=True).views
+
+
+@pytest.mark.parametrize("folder", [EXAMPLES, CORPUS], ids=["examples", "corpus"])
+def test_every_built_key_is_declared_and_every_declared_key_built(folder: Path) -> None:
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is not here")
+    views = _views(folder)
+    assert len(views) > 50
+    problems: list[str] = []
+    seen: dict[type, set[str]] = {}
+    for number, view in enumerate(views):
+        _check(view, WorkloadView, f"view {number} ({view['kind']} {view['name']})", problems, seen)
+    assert problems[:10] == []
+    if folder == EXAMPLES:  # the examples reach every table of the reference
+        assert set(seen) == {typed for _, typed in viewtypes.SECTIONS} | {viewtypes.WorkloadSummary}
+
+
+def test_a_key_the_types_do_not_declare_is_found() -> None:
+    """The check itself: a view with a key too many and one too few fails it."""
+    view = dict(_views(EXAMPLES / "KG201-training-checkpoint-volume")[0])
+    view["surprise"] = 1
+    del view["gpu_pods"]
+    problems: list[str] = []
+    _check(view, WorkloadView, "view", problems, {})
+    assert problems == ["view: built but not declared in WorkloadView: ['surprise']",
+                        "view: declared in WorkloadView but not built: ['gpu_pods']"]
