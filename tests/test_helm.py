@@ -90,7 +90,7 @@ def test_text_output_shows_both_locations_and_approximate(tmp_path: Path) -> Non
         "          nvidia.com/gpu: 1\n        requests:\n          nvidia.com/gpu: 2\n")
     proc = run_cli("out.yaml", "--select", "KG503", "--no-color", cwd=tmp_path)
     assert proc.stdout.decode().splitlines()[0].startswith("c/templates/pod.yaml:10:9: error KG503")
-    assert proc.stdout.decode().splitlines()[0].endswith("(rendered at out.yaml:14:9) [line approximate]")
+    assert proc.stdout.decode().splitlines()[0].endswith("(rendered at out.yaml:15:11) [line approximate]")
 
     proc = run_cli(str(RENDERED.relative_to(REPO)), "--select", "KG501")
     lines = proc.stdout.decode().splitlines()

@@ -52,7 +52,8 @@ def test_the_values_path_a_toyaml_action_writes(template: str, line: int, keys: 
 def _findings(*args: str) -> list[dict[str, object]]:
     proc = run_cli("helm", NIM, "--release", "demo", "-n", "ml", "--no-config", "--format", "json", *args, cwd=CHARTS)
     assert proc.returncode == 1, proc.stderr
-    return [{key: f[key] for key in ("rule", "location", "rendered_location", "approximate")}
+    return [{"rule": f["rule"], "approximate": f["approximate"],
+             **{key: {k: f[key][k] for k in ("path", "line", "column")} for key in ("location", "rendered_location")}}
             for f in json.loads(proc.stdout)["findings"]]
 
 
@@ -61,8 +62,8 @@ def test_a_finding_on_toyaml_content_points_at_the_values_file_that_gave_it() ->
     """`resources: {{- toYaml .Values.resources }}`: the GPU request the -f file sets."""
     assert _findings("-f", "renders-values/nim-llm-gpu2.yaml", "--select", "KG503") == [{
         "rule": "KG503",
-        "location": {"path": "renders-values/nim-llm-gpu2.yaml", "line": 6, "column": 3},
-        "rendered_location": {"path": f"<helm template {NIM}>", "line": 202, "column": 13},
+        "location": {"path": "renders-values/nim-llm-gpu2.yaml", "line": 7, "column": 5},  # "nvidia.com/gpu": 1
+        "rendered_location": {"path": f"<helm template {NIM}>", "line": 203, "column": 15},
         "approximate": False,
     }]
 
@@ -75,7 +76,7 @@ def test_content_a_set_changed_stays_on_the_action_line_flagged() -> None:
     assert found == [{
         "rule": "KG503",
         "location": {"path": f"{NIM}/templates/deployment.yaml", "line": 247, "column": 13},  # the toYaml
-        "rendered_location": {"path": f"<helm template {NIM}>", "line": 202, "column": 13},
+        "rendered_location": {"path": f"<helm template {NIM}>", "line": 203, "column": 15},
         "approximate": True,
     }]
 
@@ -90,7 +91,8 @@ def test_content_an_include_writes_is_on_the_helpers_line() -> None:
     proc = run_cli("helm", "examples/helm/gpu-train", "--release", "demo", "-n", "ml", "--no-config",
                    "--select", "KG501", "--format", "json", cwd=REPO)
     assert proc.returncode == 1, proc.stderr
-    placed = [(f["location"], f["approximate"]) for f in json.loads(proc.stdout)["findings"]]
+    placed = [({k: f["location"][k] for k in ("path", "line", "column")}, f["approximate"])
+              for f in json.loads(proc.stdout)["findings"]]
     assert placed[0] == ({"path": "examples/helm/gpu-train/charts/inference/templates/_helpers.tpl",
                           "line": 8, "column": 7}, False)
     helpers = (REPO / "examples/helm/gpu-train/charts/inference/templates/_helpers.tpl").read_text().splitlines()

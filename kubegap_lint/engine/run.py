@@ -274,6 +274,12 @@ def make_result(linter: Linter, findings: SortedSpill[Finding], errors: list[Inp
                       baseline)
 
 
+def _document(resource: Resource) -> Any:
+    """The rendered document a Helm finding's key path walks from: the resource's data, unless
+    it is an item of a List (its key path then starts at the List)."""
+    return resource.data if not resource.base else None
+
+
 def _ref_text(resource: Resource) -> str:
     try:
         return resource.ref().display()
@@ -368,7 +374,7 @@ class _Run:
             from kubegap_lint.engine.notes import not_judged_notes
 
             for finding in not_judged_notes(note, self.linter.workload_policies, view, resource):
-                self.findings.add(self.suppressor.apply(self.templates.map(finding, document=resource.data), resource))
+                self.findings.add(self.suppressor.apply(self.templates.map(finding, document=_document(resource)), resource))
         for policy in self.linter.workload_policies:
             try:
                 findings = list(evaluate_workload([policy], view, resource, self.interpreter))
@@ -381,7 +387,7 @@ class _Run:
                 ))
                 continue
             for finding in findings:
-                mapped = self.templates.map(finding, lambda f: key_path_of(resource, f), resource.data)
+                mapped = self.templates.map(finding, lambda f: key_path_of(resource, f), _document(resource))
                 self.findings.add(self.suppressor.apply(mapped, resource))
 
     def result(self, stats: ReadStats) -> LintResult:

@@ -202,10 +202,11 @@ class TemplateMapper:
     def map(self, finding: Finding,
             key_path: Callable[[Finding], tuple[object, ...]] | None = None, document: Any = None) -> Finding:
         """The finding with its primary location moved to the template file, when one is found.
-        `key_path` gives the YAML key path of the finding's node when the finding has none: it
-        walks the resource, so it is only asked for once a template was found. `document` (the
-        resource's data) lets the matching read the rendered values: names that pick a section
-        or an item, values that pick the `if`/`else` branch that rendered."""
+        `key_path` gives the finding's key path with each list item's `name` beside its index
+        (evaluate.key_path_of): it reads the resource, so it is only asked for once a template
+        was found. `document` (the resource's data) lets the matching read the rendered values:
+        names that pick a section or an item, values that pick the `if`/`else` branch that
+        rendered."""
         if finding.template is None or finding.rendered_location:
             return finding
         place = self.places.get(finding.location.path, {}).get(finding.location.line)
@@ -223,21 +224,19 @@ class TemplateMapper:
         number = finding.document_index or 0
         hook = (finding.location.path, number) in self.hooks
         rank, count = self._rank(finding.location.path, finding.template, finding.resource.kind, hook, number)
-        path_in_document = finding.key_path or (key_path(finding) if key_path else ())
-        match = locate(text, finding.resource.kind, rank, count, path_in_document, document, hook,
+        steps = key_path(finding) if key_path else tuple(finding.key_path)
+        match = locate(text, finding.resource.kind, rank, count, steps, document, hook,
                        self._defines(path, finding.template))
         if match.path is not None:  # inside the define an include wrote
-            return replace(finding, key_path=path_in_document,
-                           location=Location(_display(match.path), match.line, match.column),
+            return replace(finding, location=Location(_display(match.path), match.line, match.column),
                            rendered_location=finding.location, approximate=finding.approximate or match.approximate)
         if match.approximate and document is not None:
-            given = self._values_line(path, finding.template, text, match.line, document, path_in_document)
+            given = self._values_line(path, finding.template, text, match.line, document, steps)
             if given is not None:
-                return replace(finding, key_path=path_in_document, location=Location(_display(given[0]), given[1], given[2]),
+                return replace(finding, location=Location(_display(given[0]), given[1], given[2]),
                                rendered_location=finding.location, approximate=finding.approximate)
         return replace(
             finding,
-            key_path=path_in_document,
             location=Location(_display(path), match.line, match.column),
             rendered_location=finding.location,
             approximate=finding.approximate or match.approximate,

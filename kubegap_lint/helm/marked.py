@@ -30,6 +30,7 @@ from kubegap_lint.helm.template_lines import ACTION_BODY_RE, CONTROL_WORDS
 if TYPE_CHECKING:
     from kubegap_lint.helm.render import RenderOptions
     from kubegap_lint.helm.values_lines import ValuesIndex
+    from kubegap_lint.input.parse import KeyPath
     from kubegap_lint.input.read import Resource
 
 MARKER_RE = re.compile(r" #@kg(\d+):(\d+)@")
@@ -134,23 +135,27 @@ def _display(path: str) -> str:
     return (path if relative.startswith("..") else relative).replace(os.sep, "/")
 
 
-def _pairs(plain: Any, marked: Any, plain_pos: Any, marked_pos: Any,
-           path: tuple[str | int, ...] = ()) -> Iterator[tuple[int, int, tuple[str | int, ...]]]:
-    """(plain line, marked line, key path) of every container node and mapping key found in both."""
+def _pairs(plain: Any, marked: Any, plain_pos: Any, marked_pos: Any, plain_path: KeyPath = (),
+           marked_path: KeyPath = (), inside: tuple[str | int, ...] = ()) -> Iterator[tuple[int, int, tuple[str | int, ...]]]:
+    """(plain line, marked line, key path in the plain data) of every list item and mapping key
+    found in both; `plain_path` and `marked_path` are the two nodes' key paths in their
+    documents, `inside` the plain node's below its resource's data."""
     if isinstance(plain, dict) and isinstance(marked, dict):
         for key, value in plain.items():
             if key not in marked:
                 continue
-            a, b = plain_pos.key(plain, str(key)), marked_pos.key(marked, str(key))
+            one, other = (*plain_path, key), (*marked_path, key)
+            a, b = plain_pos.key(one), marked_pos.key(other)
             if a is not None and b is not None:
-                yield a.line, b.line, (*path, key)
-            yield from _pairs(value, marked[key], plain_pos, marked_pos, (*path, key))
+                yield a.line, b.line, (*inside, key)
+            yield from _pairs(value, marked[key], plain_pos, marked_pos, one, other, (*inside, key))
     elif isinstance(plain, list) and isinstance(marked, list) and len(plain) == len(marked):
-        for index, (one, other) in enumerate(zip(plain, marked, strict=True)):
-            a, b = plain_pos.node(one), marked_pos.node(other)
+        for number, (item, other_item) in enumerate(zip(plain, marked, strict=True)):
+            one, other = (*plain_path, number), (*marked_path, number)
+            a, b = plain_pos.start(one), marked_pos.start(other)  # scalar items too (args)
             if a is not None and b is not None:
-                yield a.line, b.line, (*path, index)
-            yield from _pairs(one, other, plain_pos, marked_pos, (*path, index))
+                yield a.line, b.line, (*inside, number)
+            yield from _pairs(item, other_item, plain_pos, marked_pos, one, other, (*inside, number))
 
 
 def _same(plain: Any, marked: Any) -> bool:
@@ -219,7 +224,8 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str],
     for one, other, end in zip(plain, marked, ends, strict=True):
         if not _same(one.data, other.data):
             continue  # a marker changed what the document says (a branch taken, a name compared)
-        for plain_line, marked_line, key_path in _pairs(one.data, other.data, one.positions, other.positions):
+        for plain_line, marked_line, key_path in _pairs(one.data, other.data, one.positions, other.positions,
+                                                        one.base, other.base):
             if plain_line in table:
                 continue
             found = None
@@ -234,8 +240,12 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str],
             lines = text_of(path)
             if not 1 <= line <= len(lines):
                 continue
+            written = lines[line - 1]
             rendered = plain_lines[plain_line - 1]
-            if approximate and _literal_key(lines[line - 1], rendered, key_path[-1]):
+            # A template line that is all action (`{{- toYaml . | nindent 12 }}`) writes its
+            # output's last line too, where the marker lands: that line is the action's as well.
+            approximate = approximate or not _ACTION_RE.sub("", written).strip()
+            if approximate and _literal_key(written, rendered, key_path[-1]):
                 approximate = False
             elif approximate and values is not None:
                 from kubegap_lint.helm.values_lines import argument

@@ -53,7 +53,8 @@ def _plain(line: str) -> str:
     """A YAML line without its dash, quotes and comment: `- name: "X"  # c` is `name: X`."""
     text = re.sub(r"\s+#.*$", "", line).strip()
     text = re.sub(r"^(?:-\s+)+", "", text)
-    return " ".join(word.strip("'\"") for word in text.split())
+    text = re.sub(r"([\"'])(.*?)\1", r"\2", text)  # quoted keys and values, as `"nvidia.com/gpu": 1`
+    return " ".join(text.split())
 
 
 def judge(render: dict[str, Any]) -> dict[str, Counter[str]] | None:
