@@ -101,6 +101,9 @@ class Catalog:
     policies: list[Policy]
     incidents: dict[str, Incident]
     params: dict[str, Any]
+    # Patterns the built-in policies pass to match() that were checked when the cache was made
+    # (patterns.checked_patterns): a run does not compile them again.
+    known_patterns: frozenset[str] = frozenset()
 
     def by_key(self) -> dict[str, Policy]:
         """Policies by id and by name, for selection and suppression."""
@@ -139,10 +142,16 @@ class Catalog:
         return [p for p in self.policies if key in p.tags]
 
 
-def _compile(expression: str, display: str, data: Any, positions: PositionIndex, path: list[Any]) -> Any:
+def _compile(expression: str, display: str, data: Any, positions: PositionIndex, path: list[Any],
+             asts: dict[str, Any] | None = None) -> Any:
     import jmespath
     from jmespath.exceptions import JMESPathError
 
+    ast = asts.get(expression) if asts else None
+    if isinstance(ast, dict):  # parsed on an earlier run (the cache): jmespath's AST is plain data
+        from jmespath.parser import ParsedResult
+
+        return ParsedResult(expression, ast)
     try:
         return jmespath.compile(expression)
     except JMESPathError as exc:
@@ -152,7 +161,8 @@ def _compile(expression: str, display: str, data: Any, positions: PositionIndex,
         raise DataFileError([f"{place}: {'.'.join(map(str, path))}: JMESPath does not compile: {detail}"]) from None
 
 
-def _template(text: str, display: str, data: Any, positions: PositionIndex) -> MessageTemplate:
+def _template(text: str, display: str, data: Any, positions: PositionIndex,
+              asts: dict[str, Any] | None = None) -> MessageTemplate:
     parts: list[Any] = []
     position = 0
     for match in _PLACEHOLDER_RE.finditer(text):
@@ -161,7 +171,7 @@ def _template(text: str, display: str, data: Any, positions: PositionIndex) -> M
         if token in ("{{", "}}"):
             parts.append(token[0])
         else:
-            parts.append(_compile(match.group(1).strip(), display, data, positions, ["message"]))
+            parts.append(_compile(match.group(1).strip(), display, data, positions, ["message"], asts))
         position = match.end()
     parts.append(text[position:])
     return MessageTemplate(text, tuple(p for p in parts if p != ""))
@@ -172,8 +182,10 @@ def load_policy(path: Path) -> Policy:
     return policy_from_data(data, str(path), positions, path.name)
 
 
-def policy_from_data(data: dict[str, Any], display: str, positions: PositionIndex, file_name: str) -> Policy:
-    """A Policy from a file's validated data (from the file, or from the cache)."""
+def policy_from_data(data: dict[str, Any], display: str, positions: PositionIndex, file_name: str,
+                     asts: dict[str, Any] | None = None) -> Policy:
+    """A Policy from a file's validated data (from the file, or from the cache, with the
+    expressions' parsed ASTs by text)."""
     expected = f"{data['id']}-{data['name']}.yaml"
     if file_name != expected:
         raise DataFileError([f"{display}: the file of policy {data['id']} must be named {expected}"])
@@ -182,13 +194,13 @@ def policy_from_data(data: dict[str, Any], display: str, positions: PositionInde
     if scope == "workload":
         for key in ("applies_to", "for_each", "violation", "severity_expr"):
             if key in data:
-                compiled[key] = _compile(data[key], display, data, positions, [key])
+                compiled[key] = _compile(data[key], display, data, positions, [key], asts)
         at_list = data.get("at", [])
         at_list = [at_list] if isinstance(at_list, str) else at_list
         compiled["at"] = tuple(
-            (text, _compile(text, display, data, positions, ["at", i])) for i, text in enumerate(at_list)
+            (text, _compile(text, display, data, positions, ["at", i], asts)) for i, text in enumerate(at_list)
         )
-        compiled["message"] = _template(data["message"], display, data, positions)
+        compiled["message"] = _template(data["message"], display, data, positions, asts)
     return Policy(
         id=data["id"],
         name=data["name"],
@@ -265,12 +277,32 @@ def _cached_catalog(folder: Path) -> Catalog:
     return catalog
 
 
+def expressions(policy: Policy) -> list[tuple[str, Any]]:
+    """Every compiled expression of a policy, by field: applies_to ... at[i], message."""
+    fields: list[tuple[str, Any]] = [
+        (key, getattr(policy, key)) for key in ("applies_to", "for_each", "violation", "severity_expr")
+        if getattr(policy, key) is not None
+    ]
+    fields += [(f"at[{i}]", expression) for i, (_, expression) in enumerate(policy.at)]
+    if policy.message is not None:
+        fields += [("message", part) for part in policy.message.parts if not isinstance(part, str)]
+    return fields
+
+
 def _as_plain(catalog: Catalog) -> dict[str, Any]:
-    """What the catalog is built from, as JSON-ready data (the validated files' contents)."""
+    """What the catalog is built from, as JSON-ready data (the validated files' contents), with
+    what a run would otherwise recompute: the parsed ASTs (plain dicts), and the patterns that
+    passed the check (start-up: parsing the expressions and compiling the patterns again took
+    a third of a one-file run)."""
+    from kubegap_lint.catalog.patterns import checked_patterns
+
+    asts = {e.expression: e.parsed for p in catalog.policies for _, e in expressions(p)}
     return {
         "policies": [{"file": Path(p.path).name, "data": p.raw} for p in catalog.policies],
         "incidents": [incident.raw for incident in catalog.incidents.values()],
         "params": catalog.params,
+        "asts": asts,
+        "known_patterns": sorted(checked_patterns(catalog.policies, catalog.params)),
     }
 
 
@@ -283,12 +315,15 @@ def _rebuild(found: Any, folder: Path) -> Catalog:
     if not isinstance(records, list) or sorted(r["file"] for r in records) != sorted(files):
         raise ValueError("not the policy files of the folder")
     incidents = incidents_from_data(found["incidents"], folder / "incidents.yaml")
-    policies = [policy_from_data(r["data"], str(files[r["file"]]), PositionIndex(), r["file"])
+    asts, known = found.get("asts"), found.get("known_patterns")
+    if not isinstance(asts, dict) or not isinstance(known, list) or not all(isinstance(k, str) for k in known):
+        raise ValueError("no parsed expressions")
+    policies = [policy_from_data(r["data"], str(files[r["file"]]), PositionIndex(), r["file"], asts)
                 for r in records]
     if any(e not in incidents for p in policies for e in p.evidence):
         raise ValueError("unknown evidence")
     policies.sort(key=lambda p: p.id)
-    return Catalog(policies, incidents, found["params"])
+    return Catalog(policies, incidents, found["params"], frozenset(known))
 
 
 def _load_catalog(extra_dirs: list[Path], builtin_dir: Path | None) -> Catalog:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from typing import Any
 
 import click
@@ -116,10 +115,14 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
     sources, charts = split_chart_sources(sources)
     if charts:
         choices.allow_empty = True  # charts were found (rendered, or skipped with a note): not empty
-    with tempfile.TemporaryDirectory(prefix="kubegap-lint-") as scratch:
-        if charts and not skip_chart_templates:
+    if charts and not skip_chart_templates:
+        import tempfile  # only charts need a scratch folder (start-up: tempfile imports shutil, random)
+
+        with tempfile.TemporaryDirectory(prefix="kubegap-lint-") as scratch:
             sources += _rendered_charts(charts, scratch, errors, linter.template_places)
             settings.chart_dirs.extend(charts)
+            result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
+    else:
         result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
     report_and_exit(result, linter, fmt, output, no_colour, show_suppressed, sarif_root, sarif_category,
                     choices)
