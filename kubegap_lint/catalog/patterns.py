@@ -119,10 +119,10 @@ def _nodes(ast: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-def expression_patterns(ast: dict[str, Any], params: dict[str, Any]) -> list[tuple[str, str | None]]:
-    """The patterns a compiled expression passes to match() that are known before evaluation:
-    literals, and param('name') whose value is a string; each with the parameter's name."""
-    found: list[tuple[str, str | None]] = []
+def expression_pattern_errors(ast: dict[str, Any], params: dict[str, Any]) -> list[str]:
+    """Problems with the patterns a compiled expression passes to match(), where they are known
+    before evaluation: literals, and param('name') whose value is a string."""
+    problems: list[str] = []
     for node in _nodes(ast):
         if node.get("type") != "function_expression" or node.get("value") != "match":
             continue
@@ -131,54 +131,40 @@ def expression_patterns(ast: dict[str, Any], params: dict[str, Any]) -> list[tup
         if not isinstance(first, dict):
             continue
         if first.get("type") == "literal" and isinstance(first.get("value"), str):
-            found.append((first["value"], None))
+            problem = pattern_problem(first["value"])
         elif first.get("type") == "function_expression" and first.get("value") == "param":
             name_node = (first.get("children") or [None])[0]
             name = name_node.get("value") if isinstance(name_node, dict) else None
             value = params.get(name) if isinstance(name, str) else None
-            if isinstance(value, str):
-                found.append((value, name))
-    return found
-
-
-def expression_pattern_errors(ast: dict[str, Any], params: dict[str, Any],
-                              known: frozenset[str] = frozenset()) -> list[str]:
-    """Problems with the patterns a compiled expression passes to match(), where they are known
-    before evaluation; patterns in known passed this check before."""
-    problems: list[str] = []
-    for pattern, name in expression_patterns(ast, params):
-        problem = None if pattern in known else pattern_problem(pattern)
+            problem = pattern_problem(value) if isinstance(value, str) else None
+            if problem:
+                problem = f"parameter '{name}': {problem}"
+        else:
+            continue
         if problem:
-            problems.append(f"parameter '{name}': {problem}" if name is not None else problem)
+            problems.append(problem)
     return problems
 
 
 def _policy_asts(policy: Any) -> list[tuple[str, dict[str, Any]]]:
-    """The parsed ASTs of a policy's expressions, by field (as policies.expressions lists them)."""
-    fields: list[tuple[str, Any]] = [
-        (key, getattr(policy, key, None)) for key in ("applies_to", "for_each", "violation", "severity_expr")
-    ]
-    fields += [(f"at[{i}]", expression) for i, (_, expression) in enumerate(policy.at or ())]
-    if policy.message is not None:
-        fields += [("message", part) for part in policy.message.parts if not isinstance(part, str)]
-    # Only an expression whose text calls match() can hold a pattern: the rest are not walked.
-    return [(key, e.parsed) for key, e in fields
-            if "match" in getattr(e, "expression", "match") and isinstance(getattr(e, "parsed", None), dict)]
+    """The parsed ASTs of a policy's expressions that call match(), by field. Only an
+    expression whose text names match() can pass it a pattern: the rest are neither walked nor,
+    from the cache, parsed (start-up)."""
+    from kubegap_lint.catalog.policies import expressions
+
+    found = []
+    for key, expression in expressions(policy):
+        if "match" in getattr(expression, "expression", "match"):
+            ast = getattr(expression, "parsed", None)
+            if isinstance(ast, dict):
+                found.append((key, ast))
+    return found
 
 
-def checked_patterns(policies: list[Any], params: dict[str, Any]) -> set[str]:
-    """The patterns of these policies (with params) that pass the check: kept with the cached
-    catalog so that a run does not compile them again. A pattern that fails is never kept."""
-    return {pattern for policy in policies for _, ast in _policy_asts(policy)
-            for pattern, _ in expression_patterns(ast, params) if pattern_problem(pattern) is None}
-
-
-def policy_pattern_errors(policies: list[Any], params: dict[str, Any],
-                          known: frozenset[str] = frozenset()) -> list[str]:
+def policy_pattern_errors(policies: list[Any], params: dict[str, Any]) -> list[str]:
     """One line per pattern that does not compile: the policy file, the field, and why."""
     errors: list[str] = []
     for policy in policies:
         for key, ast in _policy_asts(policy):
-            errors.extend(f"{policy.path}: {key}: {problem}"
-                          for problem in expression_pattern_errors(ast, params, known))
+            errors.extend(f"{policy.path}: {key}: {problem}" for problem in expression_pattern_errors(ast, params))
     return errors

@@ -101,9 +101,6 @@ class Catalog:
     policies: list[Policy]
     incidents: dict[str, Incident]
     params: dict[str, Any]
-    # Patterns the built-in policies pass to match() that were checked when the cache was made
-    # (patterns.checked_patterns): a run does not compile them again.
-    known_patterns: frozenset[str] = frozenset()
 
     def by_key(self) -> dict[str, Policy]:
         """Policies by id and by name, for selection and suppression."""
@@ -142,16 +139,43 @@ class Catalog:
         return [p for p in self.policies if key in p.tags]
 
 
+class LazyExpression:
+    """A JMESPath expression of a policy from the cache (its file was validated and every
+    expression compiled when the cache was made), parsed from its text at its first use: a run
+    that evaluates no workload parses none. The cache holds the text only, never an AST, so the
+    AST used is always the parse of the policy's own text, under the same limits as a load from
+    the files. Stands in for jmespath's ParsedResult (`expression`, `parsed`, `search`)."""
+
+    __slots__ = ("expression", "_parsed")
+
+    def __init__(self, expression: str) -> None:
+        self.expression = expression
+        self._parsed: dict[str, Any] | None = None
+
+    @property
+    def parsed(self) -> dict[str, Any]:
+        if self._parsed is None:
+            import jmespath
+
+            self._parsed = jmespath.compile(self.expression).parsed
+        return self._parsed
+
+    def search(self, value: Any, options: Any = None) -> Any:
+        from jmespath import visitor
+
+        return visitor.TreeInterpreter(options).visit(self.parsed, value)
+
+    def __repr__(self) -> str:
+        return f"LazyExpression({self.expression!r})"
+
+
 def _compile(expression: str, display: str, data: Any, positions: PositionIndex, path: list[Any],
-             asts: dict[str, Any] | None = None) -> Any:
+             lazy: bool = False) -> Any:
     import jmespath
     from jmespath.exceptions import JMESPathError
 
-    ast = asts.get(expression) if asts else None
-    if isinstance(ast, dict):  # parsed on an earlier run (the cache): jmespath's AST is plain data
-        from jmespath.parser import ParsedResult
-
-        return ParsedResult(expression, ast)
+    if lazy:
+        return LazyExpression(expression)
     try:
         return jmespath.compile(expression)
     except JMESPathError as exc:
@@ -162,7 +186,7 @@ def _compile(expression: str, display: str, data: Any, positions: PositionIndex,
 
 
 def _template(text: str, display: str, data: Any, positions: PositionIndex,
-              asts: dict[str, Any] | None = None) -> MessageTemplate:
+              lazy: bool = False) -> MessageTemplate:
     parts: list[Any] = []
     position = 0
     for match in _PLACEHOLDER_RE.finditer(text):
@@ -171,7 +195,7 @@ def _template(text: str, display: str, data: Any, positions: PositionIndex,
         if token in ("{{", "}}"):
             parts.append(token[0])
         else:
-            parts.append(_compile(match.group(1).strip(), display, data, positions, ["message"], asts))
+            parts.append(_compile(match.group(1).strip(), display, data, positions, ["message"], lazy))
         position = match.end()
     parts.append(text[position:])
     return MessageTemplate(text, tuple(p for p in parts if p != ""))
@@ -183,9 +207,9 @@ def load_policy(path: Path) -> Policy:
 
 
 def policy_from_data(data: dict[str, Any], display: str, positions: PositionIndex, file_name: str,
-                     asts: dict[str, Any] | None = None) -> Policy:
-    """A Policy from a file's validated data (from the file, or from the cache, with the
-    expressions' parsed ASTs by text)."""
+                     lazy: bool = False) -> Policy:
+    """A Policy from a file's validated data (from the file, or from the cache: `lazy`, its
+    expressions parsed at their first use)."""
     expected = f"{data['id']}-{data['name']}.yaml"
     if file_name != expected:
         raise DataFileError([f"{display}: the file of policy {data['id']} must be named {expected}"])
@@ -194,13 +218,13 @@ def policy_from_data(data: dict[str, Any], display: str, positions: PositionInde
     if scope == "workload":
         for key in ("applies_to", "for_each", "violation", "severity_expr"):
             if key in data:
-                compiled[key] = _compile(data[key], display, data, positions, [key], asts)
+                compiled[key] = _compile(data[key], display, data, positions, [key], lazy)
         at_list = data.get("at", [])
         at_list = [at_list] if isinstance(at_list, str) else at_list
         compiled["at"] = tuple(
-            (text, _compile(text, display, data, positions, ["at", i], asts)) for i, text in enumerate(at_list)
+            (text, _compile(text, display, data, positions, ["at", i], lazy)) for i, text in enumerate(at_list)
         )
-        compiled["message"] = _template(data["message"], display, data, positions, asts)
+        compiled["message"] = _template(data["message"], display, data, positions, lazy)
     return Policy(
         id=data["id"],
         name=data["name"],
@@ -290,19 +314,11 @@ def expressions(policy: Policy) -> list[tuple[str, Any]]:
 
 
 def _as_plain(catalog: Catalog) -> dict[str, Any]:
-    """What the catalog is built from, as JSON-ready data (the validated files' contents), with
-    what a run would otherwise recompute: the parsed ASTs (plain dicts), and the patterns that
-    passed the check (start-up: parsing the expressions and compiling the patterns again took
-    a third of a one-file run)."""
-    from kubegap_lint.catalog.patterns import checked_patterns
-
-    asts = {e.expression: e.parsed for p in catalog.policies for _, e in expressions(p)}
+    """What the catalog is built from, as JSON-ready data (the validated files' contents)."""
     return {
         "policies": [{"file": Path(p.path).name, "data": p.raw} for p in catalog.policies],
         "incidents": [incident.raw for incident in catalog.incidents.values()],
         "params": catalog.params,
-        "asts": asts,
-        "known_patterns": sorted(checked_patterns(catalog.policies, catalog.params)),
     }
 
 
@@ -315,15 +331,12 @@ def _rebuild(found: Any, folder: Path) -> Catalog:
     if not isinstance(records, list) or sorted(r["file"] for r in records) != sorted(files):
         raise ValueError("not the policy files of the folder")
     incidents = incidents_from_data(found["incidents"], folder / "incidents.yaml")
-    asts, known = found.get("asts"), found.get("known_patterns")
-    if not isinstance(asts, dict) or not isinstance(known, list) or not all(isinstance(k, str) for k in known):
-        raise ValueError("no parsed expressions")
-    policies = [policy_from_data(r["data"], str(files[r["file"]]), PositionIndex(), r["file"], asts)
+    policies = [policy_from_data(r["data"], str(files[r["file"]]), PositionIndex(), r["file"], lazy=True)
                 for r in records]
     if any(e not in incidents for p in policies for e in p.evidence):
         raise ValueError("unknown evidence")
     policies.sort(key=lambda p: p.id)
-    return Catalog(policies, incidents, found["params"], frozenset(known))
+    return Catalog(policies, incidents, found["params"])
 
 
 def _load_catalog(extra_dirs: list[Path], builtin_dir: Path | None) -> Catalog:
