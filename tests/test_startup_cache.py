@@ -148,19 +148,21 @@ def test_outside_a_work_tree_git_is_not_started(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(git, "_git", lambda folder, *args: started.append(args) or None)
     for name in git._DISCOVERY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    git.top_level.cache_clear()
+    git._top_level.cache_clear()
     (tmp_path / "plain").mkdir()
     assert git.top_level(str(tmp_path / "plain")) is None
     assert started == []
     (tmp_path / "repo" / ".git").mkdir(parents=True)  # a .git above: git is asked
     (tmp_path / "repo" / "sub").mkdir()
     git.top_level(str(tmp_path / "repo" / "sub"))
+    for name in ("a.yaml", "b.yaml"):  # files of one folder: git is asked once for the folder
+        git.top_level(str(tmp_path / "repo" / "sub" / name))
     assert started == [("rev-parse", "--show-toplevel")]
     monkeypatch.setenv("GIT_DIR", str(tmp_path / "elsewhere"))  # git may find a repository anyway
-    git.top_level.cache_clear()
+    git._top_level.cache_clear()
     git.top_level(str(tmp_path / "plain"))
     assert len(started) == 2
-    git.top_level.cache_clear()
+    git._top_level.cache_clear()
 
 
 def test_a_changed_module_changes_the_code_digest(tmp_path) -> None:

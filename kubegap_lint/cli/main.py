@@ -134,7 +134,15 @@ def _repository_context(paths: tuple[str, ...], sources: list[Any], excludes: li
     from kubegap_lint.helm.render import chart_root
     from kubegap_lint.workloads.repofacts import repository_context
 
-    return repository_context(paths, sources, excludes, lambda path: chart_root(path) is not None)
+    in_chart: dict[str, bool] = {}  # by folder: a file's chart is its folder's (the tree's files share few)
+
+    def skip(path: str) -> bool:
+        folder = os.path.dirname(os.path.abspath(path))
+        if folder not in in_chart:
+            in_chart[folder] = chart_root(path) is not None
+        return in_chart[folder]
+
+    return repository_context(paths, sources, excludes, skip)
 
 
 def _config_paths(paths: tuple[str, ...], stdin_name: str | None) -> tuple[str, ...]:

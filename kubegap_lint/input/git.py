@@ -42,11 +42,16 @@ def _no_repository_above(folder: str) -> bool:
         current = parent
 
 
-@lru_cache(maxsize=32)
-def top_level(folder: str) -> str | None:
-    """The real path of the work tree's top level that holds `folder`, or None."""
-    if not os.path.isdir(folder):
-        folder = os.path.dirname(folder) or "."
+def top_level(path: str) -> str | None:
+    """The real path of the work tree's top level that holds `path` (a folder, or a file's
+    folder), or None."""
+    return _top_level(path if os.path.isdir(path) else os.path.dirname(path) or ".")
+
+
+@lru_cache(maxsize=64)
+def _top_level(folder: str) -> str | None:
+    """Asked once a folder: the 50 files of a commit in a few folders start git a few times,
+    not 50 (cached by file, each file started git)."""
     if _no_repository_above(folder):
         return None
     out = _git(folder, "rev-parse", "--show-toplevel")
