@@ -423,7 +423,14 @@ def parse_chunk(chunk: Chunk) -> ParsedDocument:
     """Parse one document's text; a fault becomes a problem, never an exception."""
     fallback = Position(chunk.first_line + 1, 1)
     walker = _Walker(chunk.first_line)
-    from kubegap_lint.input.limits import MAX_DEPTH, depth_exceeds, may_be_too_deep
+    from kubegap_lint.input.limits import (
+        MAX_DEPTH,
+        MAX_NODES,
+        depth_exceeds,
+        may_be_too_deep,
+        may_hold_too_many_nodes,
+        nodes_exceed,
+    )
 
     deep = may_be_too_deep(chunk.text) and depth_exceeds(_parser_class()(chunk.text))
     if deep:
@@ -431,6 +438,13 @@ def parse_chunk(chunk: Chunk) -> ParsedDocument:
         message = (f"this document nests more than {MAX_DEPTH:,} levels deep; it is not linted"
                    " (no manifest needs that many)")
         where = Position(deep.line + 1 + chunk.first_line, deep.column + 1)
+        return ParsedDocument(None, walker.index, fallback, [ParseProblem("document-too-large", message, where)])
+    crowded = may_hold_too_many_nodes(chunk.text) and nodes_exceed(_parser_class()(chunk.text))
+    if crowded:
+        # Composed, each value costs several hundred bytes: refuse before memory runs out.
+        message = (f"this document holds more than {MAX_NODES:,} values; it is not linted"
+                   " (no object the API server accepts holds that many)")
+        where = Position(crowded.line + 1 + chunk.first_line, crowded.column + 1)
         return ParsedDocument(None, walker.index, fallback, [ParseProblem("document-too-large", message, where)])
     try:
         node = _compose(chunk.text)
