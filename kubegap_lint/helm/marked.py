@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from kubegap_lint.input.read import Resource
 
 MARKER_RE = re.compile(r" #@kg(\d+):(\d+)@")
-_ACTION_RE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
 _CONTROL_RE = re.compile(r"^(?:/\*|if\b|else\b|end\b|with\b|range\b|define\b|block\b|break\b|continue\b|\$[\w.]*\s*:?=)")
 _OPEN_RE = re.compile(r"\{\{-?\s*(?:if|range|with|define|block)\b")
 _END_RE = re.compile(r"\{\{-?\s*end\b")
@@ -48,10 +47,16 @@ class Place:
 
 def _pure_control(text: str) -> bool:
     """A line that holds only control actions: it writes no YAML of its own."""
-    rest = _ACTION_RE.sub("", text).strip()
-    if rest:
-        return False
-    return all(_CONTROL_RE.match(body) for body in _ACTION_RE.findall(text))
+    from kubegap_lint.helm.template_lines import action_bodies
+
+    bodies = action_bodies(text)
+    return bodies is not None and all(_CONTROL_RE.match(_trimmed(body)) for body in bodies)
+
+
+def _trimmed(body: str) -> str:
+    """An action's inside without the `-` that trims white space, and white space itself."""
+    body = (body[1:] if body.startswith("-") else body).lstrip()
+    return (body[:-1] if body.endswith("-") else body).rstrip()
 
 
 def mark_template(text: str, file_id: int) -> str:
