@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from typing import Any
 
 import click
@@ -110,15 +109,26 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
     if repo_facts:
         settings.context = _repository_context(_config_paths(paths, stdin_name), sources, settings.exclude)
     linter = Linter(settings, catalog=catalog)
+    from contextlib import ExitStack
+
+    from kubegap_lint.core.model import InputError
+    from kubegap_lint.core.tempdir import scratch_folder
     from kubegap_lint.engine import parallel
     from kubegap_lint.helm.render import split_chart_sources
 
     sources, charts = split_chart_sources(sources)
     if charts:
         choices.allow_empty = True  # charts were found (rendered, or skipped with a note): not empty
-    with tempfile.TemporaryDirectory(prefix="kubegap-lint-") as scratch:
+    with ExitStack() as scratch_kept:
         if charts and not skip_chart_templates:
-            sources += _rendered_charts(charts, scratch, errors, linter.template_places)
+            # Rendered files go to a private folder in the system's temp folder, never the
+            # current one (tempfile's fallback); none usable: each chart is an input error.
+            try:
+                scratch = scratch_kept.enter_context(scratch_folder("charts-"))
+            except OSError as exc:
+                errors.extend(InputError(chart, f"cannot be rendered: {exc}") for chart in charts)
+            else:
+                sources += _rendered_charts(charts, scratch, errors, linter.template_places)
             settings.chart_dirs.extend(charts)
         result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
     report_and_exit(result, linter, fmt, output, no_colour, show_suppressed, sarif_root, sarif_category,

@@ -215,17 +215,16 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str]) -> dict[
 def exact_lines(chart: str, options: RenderOptions, plain_text: str) -> dict[int, Place]:
     """Template places by rendered line for a chart folder rendered in-process; {} when the
     chart cannot be marked (an archive, a marked render that fails or disagrees)."""
-    import tempfile
-
+    from kubegap_lint.core.tempdir import scratch_folder
     from kubegap_lint.helm.render import HelmError
     from kubegap_lint.helm.sdk import render
 
     if not os.path.isdir(chart):
         return {}
-    with tempfile.TemporaryDirectory(prefix="kubegap-lint-marked-") as scratch:
-        try:
+    try:
+        with scratch_folder("marked-") as scratch:
             copy, files = marked_copy(chart, scratch)  # archived subcharts stay as they are: unmarked
             marked_text = render(copy, options)
-        except (HelmError, OSError, shutil.Error):
-            return {}
+    except (HelmError, OSError, shutil.Error):
+        return {}
     return positions(plain_text, marked_text, files)
