@@ -432,19 +432,20 @@ def parse_chunk(chunk: Chunk) -> ParsedDocument:
         nodes_exceed,
     )
 
+    crowded = may_hold_too_many_nodes(chunk.text) and nodes_exceed(_parser_class()(chunk.text))
+    if crowded:
+        # Composed, each value costs several hundred bytes: refuse before memory runs out.
+        # First: it is cheaper than the depth bound on a long flow (bench/reading.py).
+        message = (f"this document holds more than {MAX_NODES:,} values; it is not linted"
+                   " (no object the API server accepts holds that many)")
+        where = Position(crowded.line + 1 + chunk.first_line, crowded.column + 1)
+        return ParsedDocument(None, walker.index, fallback, [ParseProblem("document-too-large", message, where)])
     deep = may_be_too_deep(chunk.text) and depth_exceeds(_parser_class()(chunk.text))
     if deep:
         # Composing would recurse in C once per level: refuse before it can crash.
         message = (f"this document nests more than {MAX_DEPTH:,} levels deep; it is not linted"
                    " (no manifest needs that many)")
         where = Position(deep.line + 1 + chunk.first_line, deep.column + 1)
-        return ParsedDocument(None, walker.index, fallback, [ParseProblem("document-too-large", message, where)])
-    crowded = may_hold_too_many_nodes(chunk.text) and nodes_exceed(_parser_class()(chunk.text))
-    if crowded:
-        # Composed, each value costs several hundred bytes: refuse before memory runs out.
-        message = (f"this document holds more than {MAX_NODES:,} values; it is not linted"
-                   " (no object the API server accepts holds that many)")
-        where = Position(crowded.line + 1 + chunk.first_line, crowded.column + 1)
         return ParsedDocument(None, walker.index, fallback, [ParseProblem("document-too-large", message, where)])
     try:
         node = _compose(chunk.text)
