@@ -24,8 +24,9 @@ MAX_DEPTH = 500
 MAX_DOCUMENT_CHARS = 16 * 1024 * 1024
 # Values (scalars and collections) of one document. Composed and walked, a value costs several
 # hundred bytes (nodes, marks, the data, its positions): 16 MiB of `[{},{},...]` is 5.6 million
-# values and took 3.6 GB. A real object has a few thousand to some ten thousands; the API
-# server's 3 MiB limit leaves no room for a million. The same bound as alias expansion.
+# values and took 3.6 GB. A real object has a few thousand, a large CRD some ten thousands; a
+# million needs about 3 MB of text even written as tersely as `{},`, which is the API server's
+# request limit. The same bound as alias expansion; at it, one document peaks near 710 MiB.
 MAX_NODES = 1_000_000
 
 _FLOW_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}

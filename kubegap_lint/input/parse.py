@@ -437,7 +437,7 @@ def parse_chunk(chunk: Chunk) -> ParsedDocument:
         # Composed, each value costs several hundred bytes: refuse before memory runs out.
         # First: it is cheaper than the depth bound on a long flow (bench/reading.py).
         message = (f"this document holds more than {MAX_NODES:,} values; it is not linted"
-                   " (no object the API server accepts holds that many)")
+                   " (no real object holds that many)")
         where = Position(crowded.line + 1 + chunk.first_line, crowded.column + 1)
         return ParsedDocument(None, walker.index, fallback, [ParseProblem("document-too-large", message, where)])
     deep = may_be_too_deep(chunk.text) and depth_exceeds(_parser_class()(chunk.text))
