@@ -91,6 +91,17 @@ def test_a_long_line_is_cut_to_the_document_limit_while_it_is_read(monkeypatch) 
     assert peak[0] < 3 * MIB, peak  # main: the whole 8 MiB line, twice
 
 
+def test_the_lines_after_a_long_line_are_read_whole(monkeypatch) -> None:
+    # What follows the dropped end of a long line is read like any lines. Here the long line
+    # ends at the start of a block, so that block holds a whole line of 62 Ki characters and
+    # the start of one of 220 Ki, under the limit, which goes on for three more blocks.
+    small_limits(monkeypatch, 250 * KIB)
+    data = b"x" * (1 * MIB + 4) + b"\n" + b"m" * (62 * KIB) + b"\n" + b"z" * (220 * KIB) + b"\nend\n"
+    lines, bad = read_lines(data)
+    assert [len(line) for line in lines[1:]] == [62 * KIB + 1, 220 * KIB + 1, 4] and not bad
+    assert lines[2].startswith("z") and lines[3] == "end\n"
+
+
 def test_one_emoji_does_not_make_the_long_line_four_times_larger(monkeypatch) -> None:
     # Issue: one emoji in 300 MB made the line a 4-byte-per-character string: 1.56 GB.
     small_limits(monkeypatch, 256 * KIB)

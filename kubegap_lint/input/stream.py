@@ -73,8 +73,8 @@ def source_lines(handle: IO[bytes], bad_lines: list[int], max_line_chars: int | 
                 line_no += len(lines)
                 yield from lines
                 del lines
-                rest = _skip_line(handle)
-                pending, pending_chars = [rest], _chars(rest)
+                head = _skip_line(handle)  # what follows the line: read with the next block
+                pending_chars = 0
             continue
         lines = _decoded_lines(b"".join(pending) + block[:cut], line_no, bad_lines)
         pending = [block[cut:]]
