@@ -167,14 +167,15 @@ BUG_SIGNS = ("internal error", "could not be evaluated")
 
 
 def run_one(linter, data: bytes, folder: str, sarif: bool) -> tuple[object, list[str]]:
-    """harness.check, then the formats as the CLI renders them; the bugs that input errors hide.
+    """harness.check (text and JSON), then github and SARIF as the CLI renders them; the bugs
+    that input errors hide.
     SARIF costs ten times the lint (its rules section, gzip size), so only when asked."""
     from kubegap_lint.report.formats import ReportOptions, render
     from tests.fuzz.harness import check
 
-    result = check(linter, data, folder)
+    result = check(linter, data, folder)  # renders text and JSON
     options = ReportOptions(params=linter.params, sarif_root=folder)
-    for fmt in ("text", "json", "github") + (("sarif",) if sarif else ()):
+    for fmt in ("github", "sarif") if sarif else ("github",):
         report = render(fmt, result, options)
         text = "".join(report.pieces)
         if fmt in ("json", "sarif"):
