@@ -27,6 +27,7 @@ import json
 import os
 import random
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -206,7 +207,9 @@ def main() -> int:
     args.artifacts.mkdir(parents=True, exist_ok=True)
     linter = Linter(Settings(select=[p.id for p in Linter().catalog.policies]))
     mutator = Mutator(pieces, args.seed)
-    folder = tempfile.mkdtemp(prefix="kubegap-mutate-")
+    # Each input is written to a file and read back: on a busy disk that took 2 ms, on tmpfs 0.25.
+    memory = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    folder = tempfile.mkdtemp(prefix="kubegap-mutate-", dir=memory)
     # Run where nothing else is: a `# Source:` header makes the run look for its chart from here,
     # and the repository's example chart would turn the walk into most of the time.
     os.chdir(folder)
@@ -246,6 +249,8 @@ def main() -> int:
             rate = done / (time.monotonic() - started)
             print(f"{done} inputs, {failures} failures, {rate:.0f} inputs/s", flush=True)
     seconds = time.monotonic() - started
+    os.chdir(REPO)
+    shutil.rmtree(folder, ignore_errors=True)
     summary = {
         "inputs": done, "failures": failures, "seconds": round(seconds), "inputs_per_second": round(done / seconds, 1),
         "seed": args.seed, "sarif_rendered": (done + args.sarif_every - 1) // args.sarif_every, "corpus_documents": len(pieces), "mean_input_bytes": round(sizes / max(done, 1)),
