@@ -240,7 +240,9 @@ def main() -> int:
             name = hashlib.sha1(data).hexdigest()[:16]
             (args.artifacts / f"input-{name}.yaml").write_bytes(data)
             (args.artifacts / f"input-{name}.txt").write_text("\n".join(bugs))
-            print(f"input {done}: FAILED, saved as input-{name}.yaml: {bugs[0].splitlines()[-1][:200]}", flush=True)
+            if failures <= 20:  # the rest are counted, and saved
+                print(f"input {done}: FAILED, saved as input-{name}.yaml: {bugs[0].splitlines()[-1][:200]}",
+                      flush=True)
         if result is not None:
             exits[result.exit_code(linter.settings.fail_on)] += 1  # type: ignore[attr-defined]
             rules.update({f.rule_id for f in result.findings})  # type: ignore[attr-defined]
