@@ -35,6 +35,37 @@ spec:
 """
 
 
+# A GPU serving Deployment and the PodDisruptionBudget that selects it (KG103), shared by the
+# partial-run tests: pre-commit and repository facts.
+GPU_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: infer
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: infer}
+  template:
+    metadata:
+      labels: {app: infer}
+    spec:
+      containers:
+        - name: server
+          image: vllm/vllm-openai:v0.6.3
+          resources:
+            limits: {nvidia.com/gpu: 1}
+"""
+PDB = """apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: infer
+spec:
+  maxUnavailable: 1
+  selector:
+    matchLabels: {app: infer}
+"""
+
+
 def load_bench_generator():
     """bench/generate.py as a module (bench/ is not a package)."""
     import importlib.util

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, REPO
+from conftest import EXAMPLES, GPU_DEPLOYMENT, PDB, REPO
 
 GPU_JOB = (EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml").read_text()
 CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: b\n"
@@ -130,33 +130,6 @@ def test_kubegap_lint_helm_hook(hook_repo: Path, tmp_path: Path) -> None:
     proc = subprocess.run([*run[:-2], "--files", "README.md"], cwd=project, capture_output=True, env=env,
                           timeout=1800)
     assert proc.returncode == 0, proc.stdout.decode()
-GPU_DEPLOYMENT = """apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: infer
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: infer}
-  template:
-    metadata:
-      labels: {app: infer}
-    spec:
-      containers:
-        - name: server
-          image: vllm/vllm-openai:v0.6.3
-          resources:
-            limits: {nvidia.com/gpu: 1}
-"""
-PDB = """apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata:
-  name: infer
-spec:
-  maxUnavailable: 1
-  selector:
-    matchLabels: {app: infer}
-"""
 
 
 def test_partial_commit_sees_the_pdb_committed_beside_it(hook_repo: Path, tmp_path: Path) -> None:

@@ -10,36 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, GPU_DEPLOYMENT, PDB, run_cli
 
 GPU_JOB = (EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml").read_text()
-DEPLOYMENT = """apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: infer
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: infer}
-  template:
-    metadata:
-      labels: {app: infer}
-    spec:
-      containers:
-        - name: server
-          image: vllm/vllm-openai:v0.6.3
-          resources:
-            limits: {nvidia.com/gpu: 1}
-"""
-PDB = """apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata:
-  name: infer
-spec:
-  maxUnavailable: 1
-  selector:
-    matchLabels: {app: infer}
-"""
 KG103 = ("deploy/app.yaml:11:7: warning KG103 gpu-serving-without-pdb: Deployment infer: no PodDisruptionBudget"
          " in the input selects its GPU pods: a node drain or upgrade may evict every replica at once")
 
@@ -48,7 +21,7 @@ KG103 = ("deploy/app.yaml:11:7: warning KG103 gpu-serving-without-pdb: Deploymen
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     (root / "deploy").mkdir(parents=True)
-    (root / "deploy" / "app.yaml").write_text(DEPLOYMENT)
+    (root / "deploy" / "app.yaml").write_text(GPU_DEPLOYMENT)
     (root / "policy").mkdir()
     (root / "policy" / "pdb.yaml").write_text(PDB)
     subprocess.run(["git", "init", "-q", str(root)], check=True)
@@ -126,7 +99,7 @@ def test_an_exemption_is_unused_only_where_its_paths_were_linted(repo: Path) -> 
     assert unused == [".kubegap-lint.yaml:6:5: note KG005 unused-suppression: exemption for KG201 (kept)"
                       " matches no finding: remove it, or it will hide a future regression"]
     # A partial run over the exemption's own files judges it.
-    (repo / "other" / "job.yaml").write_text(DEPLOYMENT.replace("infer", "serve"))
+    (repo / "other" / "job.yaml").write_text(GPU_DEPLOYMENT.replace("infer", "serve"))
     proc = run_cli("other/job.yaml", cwd=repo, env=env).stdout.decode()
     assert ".kubegap-lint.yaml:3:5: note KG005 unused-suppression: exemption for KG201 (legacy)" in proc
     assert "(kept)" not in proc
