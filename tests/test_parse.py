@@ -20,18 +20,19 @@ def test_tags_are_never_constructed() -> None:
 
 def test_positions_of_containers_and_keys() -> None:
     (doc,) = _parse("spec:\n  containers:\n    - name: a\n      env:\n        - {name: X, value: '1'}\n")
-    spec = doc.data["spec"]
-    container = spec["containers"][0]
-    assert doc.positions.anchor(spec) == Position(1, 1)
-    assert doc.positions.anchor(spec["containers"]) == Position(2, 3)
-    assert doc.positions.node(container) == Position(3, 7)
-    assert doc.positions.key(container, "env") == Position(4, 7)
-    assert doc.positions.node(container["env"][0]) == Position(5, 11)
+    positions = doc.positions
+    assert positions.key(("spec",)) == Position(1, 1)
+    assert positions.key(("spec", "containers")) == Position(2, 3)
+    assert positions.start(("spec", "containers", 0)) == Position(3, 7)
+    assert positions.key(("spec", "containers", 0, "env")) == Position(4, 7)
+    assert positions.start(("spec", "containers", 0, "env", 0)) == Position(5, 11)
+    assert positions.start(("spec", "containers", 0, "env", 0, "value")) == Position(5, 28)
 
 
 def test_lines_are_offset_by_the_document_start() -> None:
     docs = _parse("a: 1\n---\nb:\n  c: 2\n")
-    assert docs[1].positions.anchor(docs[1].data["b"]) == Position(3, 1)
+    assert docs[1].positions.key(("b",)) == Position(3, 1)
+    assert docs[1].positions.key(("b", "c")) == Position(4, 3)
 
 
 def test_duplicate_keys_are_problems_and_the_last_value_wins() -> None:

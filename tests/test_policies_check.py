@@ -42,7 +42,8 @@ def test_a_wrong_expectation_fails_with_its_line(folder: Path) -> None:
     assert proc.returncode == 1
     out = proc.stdout.decode()
     assert "FAIL KG901 async-error-handling-not-3" in out
-    assert "bad-mode-1.yaml: line 22: unexpected KG901 finding (annotate it with `# expect: KG901`)" in out
+    assert ("bad-mode-1.yaml: line 22 column 15: unexpected KG901 finding (annotate it with"
+            " `# expect: KG901` on the line before, `KG901@15` inside a line)") in out
 
 
 def test_a_good_example_that_triggers_fails(folder: Path) -> None:

@@ -45,20 +45,10 @@ def _validator(schema_name: str) -> Any:
 
 
 def locate(data: Any, positions: PositionIndex, path: list[Any]) -> tuple[int, int] | None:
-    """The line and column of the deepest existing node along a JSON path."""
-    best = positions.node(data)
-    node = data
-    for step in path:
-        if isinstance(node, dict) and step in node:
-            key_pos = positions.key(node, step)
-            node = node[step]
-            best = key_pos or positions.node(node) or best
-        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
-            node = node[step]
-            best = positions.node(node) or best
-        else:
-            break
-    return (best.line, best.column) if best else None
+    """The line and column of the deepest existing node along a JSON path (its key, or where
+    a list item starts)."""
+    found = positions.key(positions.nearest(tuple(path)))
+    return (found.line, found.column) if found else None
 
 
 def schema_errors(

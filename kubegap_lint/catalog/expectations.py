@@ -1,8 +1,10 @@
-"""Annotated examples: `# expect: KGnnn` names a finding on the next line that is not a comment.
+"""Annotated examples: `# expect: KGnnn` names a finding on the next line that is not a comment,
+at the column where that line's field starts (after indentation and list dashes), or at the
+column written as `KGnnn@12` when the finding points inside the line (a flow mapping's key).
 
 Used by the test suite for the built-in policies and by `kubegap-lint policies check` for a
 user's own, so both are held to the same standard: a bad-*.yaml file produces exactly its
-annotated findings of the policy, at those lines; a good-*.yaml file produces none.
+annotated findings of the policy, at those lines and columns; a good-*.yaml file produces none.
 """
 
 from __future__ import annotations
@@ -12,13 +14,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-_EXPECT_RE = re.compile(r"#\s*expect:\s*((?:KG\d{3}[\s,]*)+)")
+_EXPECT_RE = re.compile(r"#\s*expect:\s*((?:KG\d{3}(?:@\d+)?[\s,]*)+)")
+_ENTRY_RE = re.compile(r"(KG\d{3})(?:@(\d+))?")
 
 
-def expected_findings(path: Path) -> set[tuple[str, int]]:
-    """(rule id, line) pairs; the line is the first line after the comment that is not a comment."""
+def field_column(line: str) -> int:
+    """The column where a line's field starts: past the indentation and any list dashes."""
+    column = len(line) - len(line.lstrip())
+    while line[column : column + 2] == "- ":
+        column += 2
+        column += len(line[column:]) - len(line[column:].lstrip())
+    return column + 1
+
+
+def expected_findings(path: Path) -> set[tuple[str, int, int]]:
+    """(rule id, line, column) triples; the line is the first line after the comment that is not
+    a comment, the column where that line's field starts unless written as `KGnnn@column`."""
     lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
-    found: set[tuple[str, int]] = set()
+    found: set[tuple[str, int, int]] = set()
     for number, line in enumerate(lines, start=1):
         match = _EXPECT_RE.search(line)
         if not match:
@@ -26,8 +39,9 @@ def expected_findings(path: Path) -> set[tuple[str, int]]:
         target = number + 1
         while target <= len(lines) and lines[target - 1].strip().startswith("#") and not _EXPECT_RE.search(lines[target - 1]):
             target += 1
-        for rule in re.findall(r"KG\d{3}", match.group(1)):
-            found.add((rule, target))
+        default = field_column(lines[target - 1]) if target <= len(lines) else 1
+        for rule, column in _ENTRY_RE.findall(match.group(1)):
+            found.add((rule, target, int(column) if column else default))
     return found
 
 
@@ -53,19 +67,21 @@ def check_example(path: Path, rule: str, linter: Any) -> ExampleResult:
     """Lint one example file and compare the rule's findings with its annotations."""
     result = linter.lint_paths([str(path)])
     problems = [f"input error: {e.display()}" for e in result.errors]
-    actual = {(f.rule_id, f.location.line) for f in result.findings if f.rule_id == rule}
-    expected = {(r, line) for r, line in expected_findings(path) if r == rule}
+    actual = {(f.rule_id, f.location.line, f.location.column) for f in result.findings if f.rule_id == rule}
+    expected = {(r, line, column) for r, line, column in expected_findings(path) if r == rule}
     if path.name.startswith("good"):
         problems += [f"line {line}: unexpected {rule} finding (a good example triggers nothing)"
-                     for _, line in sorted(actual)]
+                     for _, line, _ in sorted(actual)]
         if expected:
             problems.append("a good example carries no `# expect:` annotation")
     elif path.name.startswith("bad"):
         if not expected:
             problems.append(f"no `# expect: {rule}` annotation")
-        problems += [f"line {line}: expected {rule}, not found" for _, line in sorted(expected - actual)]
-        problems += [f"line {line}: unexpected {rule} finding (annotate it with `# expect: {rule}`)"
-                     for _, line in sorted(actual - expected)]
+        problems += [f"line {line} column {column}: expected {rule}, not found"
+                     for _, line, column in sorted(expected - actual)]
+        problems += [f"line {line} column {column}: unexpected {rule} finding (annotate it with"
+                     f" `# expect: {rule}` on the line before, `{rule}@{column}` inside a line)"
+                     for _, line, column in sorted(actual - expected)]
     else:
         problems.append("example files are named bad-*.yaml or good-*.yaml")
     return ExampleResult(path, rule, problems)

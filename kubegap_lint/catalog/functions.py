@@ -147,6 +147,7 @@ class PolicyInterpreter:
         self._functions = PolicyFunctions(params)
         self._interpreter = _bounded_interpreter_class()(jmespath.Options(custom_functions=self._functions))
         self._visit = self._interpreter.visit
+        self.visit = self._visit  # evaluates one node of a parsed tree (engine/locate.py)
         self._compiled = compiled
         self._compiler: Any = None  # made at the first search: a run without workloads needs none
         # id(expression) -> (expression, evaluator); the expression is kept so its id stays its own.

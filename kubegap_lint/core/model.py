@@ -90,7 +90,10 @@ class Finding:
     evidence: tuple[str, ...] = ()
     approximate: bool = False  # the line is the nearest existing parent of a missing field
     rendered_location: Location | None = None  # set when the primary location is a template
-    key_path: tuple[Any, ...] = ()  # YAML keys to the located node; set only for Helm output
+    # The located node's key path in its document (keys and list indexes), for every finding
+    # located in a manifest; () for input faults (KG0xx), which sit on text, not on a node.
+    key_path: tuple[str | int, ...] = ()
+    missing: str | None = None  # the field that is absent when the location is its parent
     suppression: Suppression | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     found_by: str | None = None  # the workload table entry, or "walk", that found the pod template

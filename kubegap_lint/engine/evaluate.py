@@ -1,14 +1,17 @@
 """Stage 4: evaluate the compiled policies against workload views, and turn input faults
-into findings. Each finding is located at the node a policy's `at` names, or at the nearest
-existing parent when the problem is a missing field."""
+into findings. Each finding is located at the node a policy's `at` names (locate.py), or at the
+nearest existing parent when that node is a missing field, which the finding then names."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kubegap_lint.catalog.policies import Policy
-from kubegap_lint.core.model import Finding, Location, Position, Severity
+from kubegap_lint.core.model import Finding, Location, Severity
+from kubegap_lint.engine.locate import Tracker, own, path_of
+from kubegap_lint.input.parse import KeyPath, dotted
 from kubegap_lint.input.read import InputFault, Resource
 
 
@@ -36,18 +39,65 @@ def _element_path(element: Any, fallback: int) -> str:
     return f"#{fallback}"
 
 
-def _locate(policy: Policy, element: Any, resource: Resource, interpreter: Any) -> tuple[Position, str]:
+@dataclass(frozen=True)
+class Place:
+    """Where a finding points: its location, the node's key path in the document, the `at:`
+    text that chose it, and the field that is missing when the location is its parent."""
+
+    location: Location
+    key_path: KeyPath
+    matched: str
+    missing: str | None
+
+
+def _element_places(policy: Policy, view: Mapping[str, Any], tracker: Any) -> list[Any]:
+    """The path maps of the for_each elements, in the order `_elements` gives them."""
+    if not policy.for_each:
+        return [own(view)]
+    try:
+        value, where = tracker.track(policy.for_each.parsed, view, own(view))
+    except Exception:  # as the plain evaluation did not fail, not expected: the elements' own paths
+        return []
+    if isinstance(value, list):
+        return list(where) if isinstance(where, list) else [own(v) for v in value]
+    return [where] if truthy(value) else []
+
+
+def _place(resource: Resource, path: KeyPath | None, matched: str) -> Place:
     positions = resource.positions
+    if path is None:
+        path = resource.base
+    found = positions.nearest(path)
+    start = positions.key(found) or resource.start
+    missing = None if found == path else dotted(path[len(found):])
+    # The region: from the key to the end of the value. A block ends where the next token
+    # starts (column 1 of a later line): it then ends with the line before, wherever that
+    # line ends (end_column None). A missing field's parent is marked on its first line only.
+    end = positions.end(found) if missing is None else None
+    end_line, end_column = (end.line, end.column) if end else (start.line, None)
+    if end is not None and end.column == 1 and end.line > start.line:
+        end_line, end_column = end.line - 1, None
+    location = Location(resource.path, start.line, start.column, end_line, end_column)
+    return Place(location, found, matched, missing)
+
+
+def locate(policy: Policy, element: Any, element_where: Any, resource: Resource, tracker: Any) -> Place:
+    """The node a finding is about: the first `at:` that names a node present in the manifest;
+    else the first that names a missing field (located at its nearest existing parent); else
+    the element itself, else the resource."""
+    first_missing: Place | None = None
     for text, expression in policy.at:
         try:
-            target = interpreter.search(expression, element)
+            _, where = tracker.track(expression.parsed, element, element_where)
         except Exception:  # a custom function refused its input: try the next place
             continue
-        if isinstance(target, (dict, list)):
-            found = positions.anchor(target)
-            if found is not None:
-                return found, text
-    return positions.anchor(element) or resource.start, ""
+        path = path_of(where)
+        if path is not None:
+            place = _place(resource, path, text)
+            if place.missing is None:
+                return place
+            first_missing = first_missing or place
+    return first_missing or _place(resource, path_of(element_where), "")
 
 
 def evaluate_workload(
@@ -56,15 +106,22 @@ def evaluate_workload(
     """Every finding of the given policies on one workload view; `interpreter` is the run's
     functions.PolicyInterpreter."""
     ref = resource.ref()
+    tracker: Any = None
     found_by_role = {p.get("role"): p.get("found_by") for p in view.get("pods") or [] if isinstance(p, dict)}
     for policy in policies:
         if not truthy(interpreter.search(policy.applies_to, view)):
             continue
         elements = _elements(interpreter.search(policy.for_each, view)) if policy.for_each else [view]
+        places: list[Any] | None = None
         for number, element in enumerate(elements):
             if not truthy(interpreter.search(policy.violation, element)):
                 continue
-            position, matched = _locate(policy, element, resource, interpreter)
+            if tracker is None:
+                tracker = Tracker(interpreter.visit, resource.data, resource.base)
+            if places is None:
+                places = _element_places(policy, view, tracker)
+            place = locate(policy, element, places[number] if number < len(places) else own(element),
+                           resource, tracker)
             assert policy.message is not None
             message = policy.message.render(element, interpreter)
             severity = policy.severity
@@ -87,27 +144,38 @@ def evaluate_workload(
                 rule_name=policy.name,
                 severity=severity,
                 message=message,
-                location=Location(resource.path, position.line, position.column),
+                location=place.location,
                 resource=ref,
                 role=role if isinstance(role, str) else None,
                 container=container if isinstance(container, str) else None,
                 document_index=resource.document_index,
                 template=resource.helm_source,
-                node_path=f"{_element_path(element, number)}|{matched}",
+                node_path=f"{_element_path(element, number)}|{place.matched}",
                 evidence=policy.evidence,
+                key_path=place.key_path,
+                missing=place.missing,
                 found_by=found_by if isinstance(found_by, str) else None,
             )
 
 
 def key_path_of(resource: Resource, finding: Finding) -> tuple[Any, ...]:
-    """The YAML key path of the node a finding is located at: only a finding that moves to a
-    chart template needs it (template_lines.locate), so the mapper asks for it then."""
+    """The finding's key path as template_lines.locate reads it: list indexes become (index,
+    the item's `name` or None), so a template's items, which a loop writes without an index,
+    are matched by name. Only a finding that moves to a chart template needs it, so the
+    mapper asks for it then."""
     if resource.helm_source is None:
-        return ()
-    from kubegap_lint.engine.keypath import key_path_at
-
-    return key_path_at(resource.data, resource.positions,
-                       Position(finding.location.line, finding.location.column))
+        return tuple(finding.key_path)
+    steps: list[Any] = [(s, None) if isinstance(s, int) else s for s in finding.key_path[:len(resource.base)]]
+    node: Any = resource.data
+    for segment in finding.key_path[len(resource.base):]:
+        if isinstance(segment, int):
+            node = node[segment] if isinstance(node, list) and segment < len(node) else None
+            name = node.get("name") if isinstance(node, dict) else None
+            steps.append((segment, name if isinstance(name, str) else None))
+        else:
+            node = node.get(segment) if isinstance(node, dict) else None
+            steps.append(segment)
+    return tuple(steps)
 
 
 def fault_finding(fault: InputFault, policy: Policy) -> Finding:

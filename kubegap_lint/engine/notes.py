@@ -48,8 +48,16 @@ def not_judged_notes(note: Policy, policies: list[Policy], view: Mapping[str, An
             f"that runtime's template merged with it, so {', '.join(runtime)} did not judge them "
             "(lint the runtime with the TrainJob)",
             (view["resource"].get("spec") or {}).get("runtimeRef"), "runtime"))
+    paths = None
     for message, node, key in wanted:
-        position = (resource.positions.anchor(node) if isinstance(node, (dict, list)) else None) or resource.start
+        position = None
+        if isinstance(node, (dict, list)):
+            from kubegap_lint.engine.locate import node_paths
+
+            paths = paths if paths is not None else node_paths(resource.data, resource.base)
+            where = paths.get(id(node))
+            position = resource.positions.key(where) if where is not None else None
+        position = position or resource.start
         yield Finding(
             rule_id=note.id, rule_name=note.name, severity=note.severity, message=message,
             location=Location(resource.path, position.line, position.column), resource=ref,

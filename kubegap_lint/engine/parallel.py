@@ -14,8 +14,8 @@ DRA claims) need the whole input. Two phases therefore, over workers that keep w
    views of its documents against that index, evaluates the policies, and sends back its
    findings, errors and estimates, which the parent puts together in input order.
 
-Parsed documents never cross a process boundary (their positions are keyed by object
-identity); only indexes and findings do. Inline and annotation suppressions are local to a
+Parsed documents never cross a process boundary (pickling them and their positions would cost
+more than parsing); only indexes and findings do. Inline and annotation suppressions are local to a
 document and are applied in the workers. Every path, the workers' included, lints in the one
 run loop (run.Linter.run); `choose_path` below is the one place that says which path runs.
 tests/test_parallel.py checks that every path gives the same output.

@@ -162,8 +162,9 @@ class TemplateMapper:
     def map(self, finding: Finding,
             key_path: Callable[[Finding], tuple[object, ...]] | None = None) -> Finding:
         """The finding with its primary location moved to the template file, when one is found.
-        `key_path` gives the YAML key path of the finding's node when the finding has none: it
-        walks the resource, so it is only asked for once a template was found."""
+        `key_path` gives the finding's key path with each list item's `name` beside its index
+        (evaluate.key_path_of): it reads the resource, so it is only asked for once a template
+        was found."""
         if finding.template is None or finding.rendered_location:
             return finding
         place = self.places.get(finding.location.path, {}).get(finding.location.line)
@@ -180,11 +181,10 @@ class TemplateMapper:
             return self._fallback(finding, path if text is not None else None)
         rank, count = self._rank(finding.location.path, finding.template, finding.resource.kind,
                                  finding.document_index or 0)
-        path_in_document = finding.key_path or (key_path(finding) if key_path else ())
-        match = locate(text, finding.resource.kind, rank, count, path_in_document)
+        steps = key_path(finding) if key_path else tuple(finding.key_path)
+        match = locate(text, finding.resource.kind, rank, count, steps)
         return replace(
             finding,
-            key_path=path_in_document,
             location=Location(_display(path), match.line, match.column),
             rendered_location=finding.location,
             approximate=finding.approximate or match.approximate,

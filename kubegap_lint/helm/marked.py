@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kubegap_lint.helm.render import RenderOptions
+    from kubegap_lint.input.parse import KeyPath
     from kubegap_lint.input.read import Resource
 
 MARKER_RE = re.compile(r" #@kg(\d+):(\d+)@")
@@ -126,22 +127,26 @@ def _display(path: str) -> str:
     return (path if relative.startswith("..") else relative).replace(os.sep, "/")
 
 
-def _pairs(plain: Any, marked: Any, plain_pos: Any, marked_pos: Any) -> Iterator[tuple[int, int]]:
-    """(plain line, marked line) of every container node and mapping key found in both."""
+def _pairs(plain: Any, marked: Any, plain_pos: Any, marked_pos: Any, plain_path: KeyPath = (),
+           marked_path: KeyPath = ()) -> Iterator[tuple[int, int]]:
+    """(plain line, marked line) of every list item and mapping key found in both; the
+    paths are the two nodes' key paths in their documents."""
     if isinstance(plain, dict) and isinstance(marked, dict):
         for key, value in plain.items():
             if key not in marked:
                 continue
-            a, b = plain_pos.key(plain, str(key)), marked_pos.key(marked, str(key))
+            one, other = (*plain_path, key), (*marked_path, key)
+            a, b = plain_pos.key(one), marked_pos.key(other)
             if a is not None and b is not None:
                 yield a.line, b.line
-            yield from _pairs(value, marked[key], plain_pos, marked_pos)
+            yield from _pairs(value, marked[key], plain_pos, marked_pos, one, other)
     elif isinstance(plain, list) and isinstance(marked, list) and len(plain) == len(marked):
-        for one, other in zip(plain, marked, strict=True):
-            a, b = plain_pos.node(one), marked_pos.node(other)
+        for number, (item, other_item) in enumerate(zip(plain, marked, strict=True)):
+            one, other = (*plain_path, number), (*marked_path, number)
+            a, b = plain_pos.start(one), marked_pos.start(other)  # scalar items too (args)
             if a is not None and b is not None:
                 yield a.line, b.line
-            yield from _pairs(one, other, plain_pos, marked_pos)
+            yield from _pairs(item, other_item, plain_pos, marked_pos, one, other)
 
 
 def _same(plain: Any, marked: Any) -> bool:
@@ -187,7 +192,7 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str]) -> dict[
     for one, other, end in zip(plain, marked, ends, strict=True):
         if not _same(one.data, other.data):
             continue  # a marker changed what the document says (a branch taken, a name compared)
-        pairs = list(_pairs(one.data, other.data, one.positions, other.positions))
+        pairs = list(_pairs(one.data, other.data, one.positions, other.positions, one.base, other.base))
         for plain_line, marked_line in pairs:
             found = None
             for number in range(marked_line, end):  # the node's line, else the action's below it
@@ -207,8 +212,12 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str]) -> dict[
             lines = texts[path]
             if not 1 <= found[1] <= len(lines):
                 continue
-            column = _column(lines[found[1] - 1], plain_lines[plain_line - 1])
-            table.setdefault(plain_line, Place(_display(path), found[1], column, found[2]))
+            written = lines[found[1] - 1]
+            column = _column(written, plain_lines[plain_line - 1])
+            # A template line that is all action (`{{- toYaml . | nindent 12 }}`) writes its
+            # output's last line too, where the marker lands: that line is the action's as well.
+            by_action = found[2] or not _ACTION_RE.sub("", written).strip()
+            table.setdefault(plain_line, Place(_display(path), found[1], column, by_action))
     return table
 
 

@@ -1,9 +1,9 @@
 """Stage 2b: parse one document with ruamel.yaml's C parser into plain data that remembers lines.
 
-The C parser (ruamel.yaml.clib) composes nodes with start marks at about 27x the speed of the
-round-trip loader. A small iterative walker turns the nodes into plain dicts, lists and scalars
-(plain types keep JMESPath's type checks happy) and records positions by object identity in a
-`PositionIndex`. The walker resolves scalars itself (YAML 1.1 booleans, as Kubernetes' decoder
+The C parser (ruamel.yaml.clib) composes nodes with start and end marks at about 27x the speed
+of the round-trip loader. A small iterative walker turns the nodes into plain dicts, lists and
+scalars (plain types keep JMESPath's type checks happy) and records where every key and value
+is, by key path, in a `PositionIndex`. The walker resolves scalars itself (YAML 1.1 booleans, as Kubernetes' decoder
 does), never constructs tagged objects, detects duplicate keys, applies merge keys, and refuses
 documents whose aliases would expand past a limit.
 """
@@ -32,63 +32,81 @@ _TAG_PREFIX = "tag:yaml.org,2002:"
 MERGE_KEY = "<<"
 
 
+# A key path inside a document: mapping keys (str) and list indexes (int), from the root.
+KeyPath = tuple[str | int, ...]
+
+def dotted(path: KeyPath) -> str:
+    """A key path as people write it: `spec.template.spec.containers[1].env[3].value`."""
+    text = ""
+    for segment in path:
+        if isinstance(segment, int):
+            text += f"[{segment}]"
+        else:
+            text += f".{segment}" if text else segment
+    return text
+
+
+# Each entry is six 0-based numbers: the key's line and column (the item's own start for list
+# items and the root), the value's start and its end. A tuple of small ints (lines are counted
+# within the document, so most are below 257 and shared) costs less to build than one packed
+# int (measured: the shifts cost more than the parse) and is about as small.
+Entry = tuple[int, int, int, int, int, int]
+
+
+def _pack(key: Any, start: Any, end: Any) -> Entry:
+    return (key.line, key.column, start.line, start.column, end.line, end.column)
+
+
 class PositionIndex:
-    """Positions of a document's containers and mapping keys, looked up by object identity.
+    """Where every key and every value of one document is, addressed by key path.
 
-    The objects must stay alive while the index is used (they do: the document holds them).
-    Views built from the data register their own objects with `alias` so that a policy's
-    result can be located whether it came from the raw resource or from a view.
-
-    The tables hold the parser's marks (0-based line and column), turned into `Position`s
-    only when asked: most of them are never looked up, and building a Position for each key
-    of a large stream cost more than parsing it.
+    One dict from path tuples to six numbers (see `_pack`): a scalar is located as well as a
+    container, and nothing depends on the identity of the parsed objects, so a view or a copy
+    of the data locates like the original. Paths whose node came from a merge key or through
+    an alias are absent: their nearest recorded parent stands for them.
     """
 
-    __slots__ = ("nodes", "keys", "key_of", "offset")
+    __slots__ = ("table", "offset")
 
     def __init__(self, line_offset: int = 0) -> None:
-        self.nodes: dict[int, Any] = {}  # container -> mark of where it starts
-        self.keys: dict[int, dict[str, Any]] = {}  # mapping -> key -> mark of the key
-        self.key_of: dict[int, Any] = {}  # container -> mark of the key that holds it
+        self.table: dict[KeyPath, Entry] = {}
         self.offset = line_offset  # lines before the document's chunk in its file
 
-    def _position(self, mark: Any) -> Position | None:
-        if mark is None:
+    def _unpack(self, path: KeyPath) -> Entry | None:
+        return self.table.get(path)
+
+    def __contains__(self, path: KeyPath) -> bool:
+        return path in self.table
+
+    def key(self, path: KeyPath) -> Position | None:
+        """Where the key holding the node starts (a list item or the root: where it starts)."""
+        fields = self._unpack(path)
+        return None if fields is None else Position(fields[0] + 1 + self.offset, fields[1] + 1)
+
+    def start(self, path: KeyPath) -> Position | None:
+        """Where the value starts."""
+        fields = self._unpack(path)
+        return None if fields is None else Position(fields[2] + 1 + self.offset, fields[3] + 1)
+
+    def end(self, path: KeyPath) -> Position | None:
+        """Just past the value's last character (exclusive column, as SARIF's endColumn)."""
+        fields = self._unpack(path)
+        return None if fields is None else Position(fields[4] + 1 + self.offset, fields[5] + 1)
+
+    def last_line(self, path: KeyPath) -> int | None:
+        """The last line holding the node's text (a block ends where the next token starts)."""
+        fields = self._unpack(path)
+        if fields is None:
             return None
-        return Position(mark.line + 1 + self.offset, mark.column + 1)
+        line = fields[4] if fields[5] or fields[4] == fields[2] else fields[4] - 1
+        return line + 1 + self.offset
 
-    def node(self, obj: Any) -> Position | None:
-        return self._position(self.nodes.get(id(obj)))
-
-    def anchor(self, obj: Any) -> Position | None:
-        """The best line for a container: the key that holds it, else where it starts."""
-        return self._position(self.key_of.get(id(obj)) or self.nodes.get(id(obj)))
-
-    def key(self, mapping: Any, name: str) -> Position | None:
-        table = self.keys.get(id(mapping))
-        return self._position(table.get(name)) if table else None
-
-    def key_is(self, mapping: Any, name: str, target: Position) -> bool:
-        """`key(mapping, name) == target`, without making a Position (key paths ask it often)."""
-        table = self.keys.get(id(mapping))
-        mark = table.get(name) if table else None
-        return (mark is not None and mark.line + 1 + self.offset == target.line
-                and mark.column + 1 == target.column)
-
-    def node_is(self, obj: Any, target: Position) -> bool:
-        """`node(obj) == target`, without making a Position."""
-        mark = self.nodes.get(id(obj))
-        return (mark is not None and mark.line + 1 + self.offset == target.line
-                and mark.column + 1 == target.column)
-
-    def alias(self, view_obj: Any, raw_obj: Any) -> None:
-        """Make a view object locate like the raw object it stands for."""
-        mark = self.nodes.get(id(raw_obj))
-        if mark is not None:
-            self.nodes[id(view_obj)] = mark
-        key_mark = self.key_of.get(id(raw_obj))
-        if key_mark is not None:
-            self.key_of[id(view_obj)] = key_mark
+    def nearest(self, path: KeyPath) -> KeyPath:
+        """The longest prefix of `path` that is recorded (() when none is)."""
+        for length in range(len(path), 0, -1):
+            if path[:length] in self.table:
+                return path[:length]
+        return ()
 
 
 @dataclass
@@ -236,8 +254,20 @@ def _key_text(node: Any) -> str:
 _MERGE_TAGS = ("tag:yaml.org,2002:merge", "None")
 
 
+def _end_mark(node: Any) -> Any:
+    """Where a node's text ends. A block collection's own end mark is where the next token
+    starts (the next key, lines later): its last value's end is where its text ends."""
+    for _ in range(256):  # a recursive alias (`a: &a\n- *a`) has no last value
+        if type(node) is tuple or node.flow_style or not node.value:
+            break
+        last = node.value[-1]
+        node = last[1] if type(node) is _MappingNode else last
+    return node[3] if type(node) is tuple else node.end_mark
+
+
 class _Walker:
-    """Turns a node graph into plain data without recursion, so depth is never a limit."""
+    """Turns a node graph into plain data without recursion, so depth is never a limit, and
+    records the position of every key and value by its key path."""
 
     def __init__(self, line_offset: int) -> None:
         self.offset = line_offset
@@ -250,7 +280,7 @@ class _Walker:
     def pos(self, mark: Any) -> Position:
         return Position(mark.line + 1 + self.offset, mark.column + 1)
 
-    def value(self, node: Any, stack: list[tuple[Any, Any]]) -> Any:
+    def value(self, node: Any, stack: list[tuple[Any, Any, KeyPath]], path: KeyPath) -> Any:
         if type(node) is tuple:
             return _scalar(node)
         known = self.memo.get(id(node))
@@ -259,19 +289,20 @@ class _Walker:
             return known
         obj: Any = {} if type(node) is _MappingNode else []
         self.memo[id(node)] = obj
-        self.index.nodes[id(obj)] = node.start_mark
-        stack.append((node, obj))
+        stack.append((node, obj, path))
         return obj
 
     def walk(self, root: Any) -> Any:
-        stack: list[tuple[Any, Any]] = []
-        result = self.value(root, stack)
+        stack: list[tuple[Any, Any, KeyPath]] = []
+        start = root[2] if type(root) is tuple else root.start_mark
+        self.index.table[()] = _pack(start, start, _end_mark(root))
+        result = self.value(root, stack, ())
         while stack:
-            node, obj = stack.pop()
+            node, obj, path = stack.pop()
             if type(obj) is list:
-                self.fill_sequence(node, obj, stack)
+                self.fill_sequence(node, obj, stack, path)
             else:
-                self.fill_mapping(node, obj, stack)
+                self.fill_mapping(node, obj, stack, path)
         # Merge after filling, in text order: an anchor is defined before it is used, so a
         # merged mapping's own merges are applied before it is merged elsewhere. Keys already
         # present (explicit, or from an earlier source) win, as YAML's merge key says.
@@ -283,37 +314,47 @@ class _Walker:
                             target[k] = v
         return result
 
-    def fill_sequence(self, node: Any, obj: list[Any], stack: list[tuple[Any, Any]]) -> None:
+    def fill_sequence(self, node: Any, obj: list[Any], stack: list[tuple[Any, Any, KeyPath]],
+                      path: KeyPath) -> None:
         append = obj.append
         value = self.value
-        for item in node.value:
+        table = self.index.table
+        for number, item in enumerate(node.value):
             # Plain untagged scalars are most items: resolve them here, without a call.
-            if type(item) is tuple and item[0] is None and not item[4]:
-                text = item[1]
-                append(_plain(text) if text in _SPECIAL or text[:1] in _NUMBER_START else text)
+            if type(item) is tuple:
+                start, end = item[2], item[3]
+                line, column = start.line, start.column
+                table[path + (number,)] = (line, column, line, column, end.line, end.column)
+                if item[0] is None and not item[4]:
+                    text = item[1]
+                    append(_plain(text) if text in _SPECIAL or text[:1] in _NUMBER_START else text)
+                else:
+                    append(_scalar(item))
             else:
-                append(value(item, stack))
+                child = path + (number,)
+                start = item.start_mark
+                table[child] = _pack(start, start, _end_mark(item))
+                append(value(item, stack, child))
 
-    def fill_mapping(self, node: Any, obj: dict[str, Any], stack: list[tuple[Any, Any]]) -> None:
-        key_marks: dict[str, Any] = {}
-        index = self.index
-        index.keys[id(obj)] = key_marks
-        key_of = index.key_of
+    def fill_mapping(self, node: Any, obj: dict[str, Any], stack: list[tuple[Any, Any, KeyPath]],
+                     path: KeyPath) -> None:
+        seen: dict[str, Any] = {}
+        table = self.index.table
         value = self.value
         for key_node, value_node in node.value:
             if type(key_node) is tuple:
                 key = str(key_node[1])
                 key_mark = key_node[2]
                 if key == MERGE_KEY and (key_node[0] is None or _tag_text(key_node[0]) in _MERGE_TAGS):
-                    merged = value(value_node, stack)
+                    merged = value(value_node, stack, path + (MERGE_KEY,))
                     sources = merged if isinstance(merged, list) else [merged]
                     self.merges.append((key_mark, obj, sources))
                     continue
             else:
                 key = _key_text(key_node)
                 key_mark = key_node.start_mark
-            if key in key_marks:
-                first = self.pos(key_marks[key])
+            if key in seen:
+                first = self.pos(seen[key])
                 self.problems.append(
                     ParseProblem(
                         "yaml-duplicate-key",
@@ -322,18 +363,19 @@ class _Walker:
                         self.pos(key_mark),
                     )
                 )
-            key_marks[key] = key_mark
+            seen[key] = key_mark
+            child = path + (key,)
             if type(value_node) is tuple:
+                start, end = value_node[2], value_node[3]
+                table[child] = (key_mark.line, key_mark.column, start.line, start.column, end.line, end.column)
                 if value_node[0] is None and not value_node[4]:
                     text = value_node[1]
                     obj[key] = _plain(text) if text in _SPECIAL or text[:1] in _NUMBER_START else text
                 else:
                     obj[key] = _scalar(value_node)
                 continue
-            item = value(value_node, stack)
-            obj[key] = item
-            if id(item) not in key_of:
-                key_of[id(item)] = key_mark
+            table[child] = _pack(key_mark, value_node.start_mark, _end_mark(value_node))
+            obj[key] = value(value_node, stack, child)
 
 
 RECURSIVE = -1

@@ -14,7 +14,7 @@ from typing import Any
 
 from kubegap_lint.core.model import Position, ResourceRef
 from kubegap_lint.input.limits import MAX_DOCUMENT_CHARS
-from kubegap_lint.input.parse import PositionIndex, parse_chunk
+from kubegap_lint.input.parse import KeyPath, PositionIndex, parse_chunk
 from kubegap_lint.input.scan import Chunk, split_documents
 from kubegap_lint.input.text import split_lines
 
@@ -32,6 +32,15 @@ class Resource:
     comments: list[tuple[int, int, str]] = field(default_factory=list)
     item_index: int | None = None  # position inside a List
     chars: int = 0  # length of the document's text: what keeping it parsed costs (stream.py)
+    item_path: KeyPath | None = None  # a List item's key path, when it is not ("items", item_index)
+
+    @property
+    def base(self) -> KeyPath:
+        """The resource's key path inside its document: () or ("items", n) for a List item
+        (("items", 0, "items", 2) for an item of a List inside a List)."""
+        if self.item_path is not None:
+            return self.item_path
+        return () if self.item_index is None else ("items", self.item_index)
 
     @property
     def kind(self) -> str:
@@ -181,28 +190,32 @@ def read_chunk(path: str, chunk: Chunk, stats: ReadStats, bad: list[int]) -> Ite
         yield Resource(path, chunk.index, data, parsed.positions, parsed.start,
                        chunk.helm_source, chunk.comments, chars=len(chunk.text))
         return
-    for item_index, item in enumerate(_expanded(items)):
+    for item_index, (item, item_path) in enumerate(_expanded(items)):
         if is_kubernetes_object(item):
             stats.resources += 1
-            start = parsed.positions.node(item) or parsed.start
+            start = parsed.positions.start(item_path) or parsed.start
             yield Resource(path, chunk.index, item, parsed.positions, start,
-                           chunk.helm_source, chunk.comments, item_index, len(chunk.text))
+                           chunk.helm_source, chunk.comments, item_index, len(chunk.text),
+                           None if item_path == ("items", item_index) else item_path)
 
 
-def _expanded(items: list[Any]) -> Iterator[Any]:
-    """The items of a List, with Lists inside it expanded in place (depth first, in order).
-    Indexes count the expanded items, so each keeps one index on every reading."""
-    stack: list[Iterator[Any]] = [iter(items)]
+def _expanded(items: list[Any]) -> Iterator[tuple[Any, KeyPath]]:
+    """The items of a List, with Lists inside it expanded in place (depth first, in order), each
+    with its key path in the document. Indexes count the expanded items, so each keeps one index
+    on every reading."""
+    stack: list[tuple[Iterator[tuple[int, Any]], KeyPath]] = [(enumerate(items), ("items",))]
     while stack:
-        item: Any = next(stack[-1], _END)
-        if item is _END:
+        entries, where = stack[-1]
+        entry: Any = next(entries, _END)
+        if entry is _END:
             stack.pop()
             continue
+        number, item = entry
         inner = _list_items(item) if is_kubernetes_object(item) else None
         if inner is None:
-            yield item
+            yield item, (*where, number)
         else:
-            stack.append(iter(inner))
+            stack.append((enumerate(inner), (*where, number, "items")))
 
 
 _END = object()

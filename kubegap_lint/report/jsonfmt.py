@@ -18,13 +18,26 @@ def _location(loc: Location) -> dict[str, Any]:
     return {"path": loc.path, "line": loc.line, "column": loc.column}
 
 
+def _finding_location(finding: Finding) -> dict[str, Any]:
+    """The location with its region's end (an end_column of null: to the end of that line),
+    the key path of the node in its document, and the missing field when the place is its
+    parent."""
+    loc = finding.location
+    out = _location(loc)
+    out["end_line"] = loc.end_line or loc.line
+    out["end_column"] = loc.end_column
+    out["path_in_document"] = list(finding.key_path)
+    out["missing"] = finding.missing
+    return out
+
+
 def finding_dict(finding: Finding, catalog_incidents: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "rule": finding.rule_id,
         "name": finding.rule_name,
         "severity": finding.severity.value,
         "message": finding.message,
-        "location": _location(finding.location),
+        "location": _finding_location(finding),
         "resource": None,
         "role": finding.role,
         "container": finding.container,

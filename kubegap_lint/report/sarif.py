@@ -221,9 +221,9 @@ class _Builder:
 
     def region(self, loc: Location) -> Any:
         om = _om()
-        end_line, end_column = loc.end_line, loc.end_column
-        if end_line is None or end_column is None:
-            end_line, end_column = loc.line, self.sources.line_end(loc.path, loc.line, loc.column)
+        end_line, end_column = loc.end_line or loc.line, loc.end_column
+        if end_column is None:  # to the end of the line
+            end_column = self.sources.line_end(loc.path, end_line, loc.column if end_line == loc.line else 1)
         return sarif(om.Region, start_line=loc.line, start_column=loc.column,
                      end_line=end_line, end_column=end_column)
 
@@ -300,6 +300,10 @@ class _Builder:
         out["helmTemplate"] = finding.template
         if finding.approximate:
             out["lineApproximate"] = True
+        if finding.key_path:
+            out["pathInDocument"] = list(finding.key_path)
+        if finding.missing:
+            out["missingField"] = finding.missing
         out["evidence"] = [{"id": i, "title": incidents[i].title, "urls": list(incidents[i].urls)}
                            for i in finding.evidence if i in incidents] or None
         return out

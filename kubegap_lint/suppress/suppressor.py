@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kubegap_lint.core.model import Finding, Location, ResourceRef, Suppression
+from kubegap_lint.input.parse import KeyPath, dotted
 from kubegap_lint.input.read import Resource
 from kubegap_lint.input.scan import DIRECTIVE_MARK
 
@@ -53,7 +54,8 @@ class Directive:
     reason: str
     location: Location
     resource: ResourceRef | None
-    scope: str  # annotation: the element path its pod template starts (""= whole resource)
+    scope: KeyPath  # annotation: the key path of its pod template in the document (() = all of it)
+    scope_text: str = ""  # the same inside the resource, dotted (the KG005 fingerprint's part)
     used: bool = False
 
     def covers(self, finding: Finding, container: Any = None) -> bool:
@@ -64,11 +66,8 @@ class Directive:
             name = container() if container is not None else finding.container
             if not (name and any(fnmatch.fnmatchcase(name, c) for c in self.containers)):
                 return False
-        if self.scope:
-            element = finding.node_path.split("|", 1)[0]
-            if not (element == self.scope or element.startswith((self.scope + ".", self.scope + "[",
-                                                                  self.scope + "/"))):
-                return False
+        if self.scope and finding.key_path[: len(self.scope)] != self.scope:
+            return False
         return True
 
 
@@ -134,16 +133,16 @@ def parse_entries(text: str, catalog: Any) -> tuple[list[tuple[str, str, tuple[s
 
 # ---------------------------------------------------------------- collecting suppressions
 
-def _annotation_sites(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """(element path, annotations) of the resource and of every pod template that carries
+def _annotation_sites(data: dict[str, Any]) -> list[tuple[KeyPath, dict[str, Any]]]:
+    """(key path, annotations) of the resource and of every pod template that carries
     kubegap.io/ignore; the path is the one workload views give their pods."""
-    sites: list[tuple[str, dict[str, Any]]] = []
+    sites: list[tuple[KeyPath, dict[str, Any]]] = []
     meta = data.get("metadata")
     if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict) and IGNORE_KEY in meta["annotations"]:
-        sites.append(("", meta["annotations"]))
+        sites.append(((), meta["annotations"]))
     spec = data.get("spec")
     if isinstance(spec, (dict, list)):
-        stack: list[tuple[Any, str, int]] = [(spec, "spec", 0)]
+        stack: list[tuple[Any, KeyPath, int]] = [(spec, ("spec",), 0)]
         while stack:
             node, path, depth = stack.pop()
             if depth > 16:
@@ -156,59 +155,39 @@ def _annotation_sites(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
                         sites.append((path, annotations))
                 for key, value in node.items():
                     if isinstance(value, (dict, list)) and key not in _LEAF_KEYS:
-                        stack.append((value, f"{path}.{key}", depth + 1))
+                        stack.append((value, (*path, key), depth + 1))
             else:
                 for number, value in enumerate(node):
                     if isinstance(value, (dict, list)):
-                        stack.append((value, f"{path}[{number}]", depth + 1))
+                        stack.append((value, (*path, number), depth + 1))
     return sites
-
-
-def _last_line(node: Any, positions: Any, depth: int = 0) -> int:
-    """The last line of a mapping or list that has a key or node position in the index."""
-    last = 0
-    if depth > 32:
-        return last
-    if isinstance(node, dict):
-        for key, value in node.items():
-            where = positions.key(node, key)
-            if where is not None:
-                last = max(last, where.line)
-            if isinstance(value, (dict, list)):
-                last = max(last, _last_line(value, positions, depth + 1))
-    elif isinstance(node, list):
-        for value in node:
-            where = positions.node(value) if isinstance(value, (dict, list)) else None
-            if where is not None:
-                last = max(last, where.line)
-            if isinstance(value, (dict, list)):
-                last = max(last, _last_line(value, positions, depth + 1))
-    return last
 
 
 def container_at(resource: Resource, line: int) -> str | None:
     """The name of the container whose lines hold `line`: a finding about the whole pod that
     points into one container is about that container for a container-scoped suppression."""
-    stack: list[tuple[Any, int]] = [(resource.data, 0)]
+    positions = resource.positions
+    stack: list[tuple[Any, KeyPath, int]] = [(resource.data, resource.base, 0)]
     while stack:
-        node, depth = stack.pop()
+        node, path, depth = stack.pop()
         if depth > 16:
             continue
         if isinstance(node, dict):
             for key, value in node.items():
                 if key in ("containers", "initContainers") and isinstance(value, list):
-                    for container in value:
-                        start = resource.positions.node(container) if isinstance(container, dict) else None
-                        if start is None:
+                    for number, container in enumerate(value):
+                        where = (*path, key, number)
+                        start = positions.start(where) if isinstance(container, dict) else None
+                        last = positions.last_line(where)
+                        if start is None or last is None:
                             continue
-                        end = max(start.line, _last_line(container, resource.positions))
-                        if start.line <= line <= end:
+                        if start.line <= line <= max(start.line, last):
                             name = container.get("name")
                             return name if isinstance(name, str) else None
                 elif isinstance(value, (dict, list)) and key not in _LEAF_KEYS:
-                    stack.append((value, depth + 1))
+                    stack.append((value, (*path, key), depth + 1))
         elif isinstance(node, list):
-            stack.extend((v, depth + 1) for v in node if isinstance(v, (dict, list)))
+            stack.extend(((v, (*path, n), depth + 1) for n, v in enumerate(node) if isinstance(v, (dict, list))))
     return None
 
 
@@ -217,10 +196,11 @@ def _annotations(resource: Resource, catalog: Any) -> tuple[list[Directive], lis
     problems: list[Problem] = []
     ref = resource.ref()
     for scope, site in _annotation_sites(resource.data):
-        position = resource.positions.key(site, IGNORE_KEY) or resource.start
+        place = (*resource.base, *scope, "metadata", "annotations", IGNORE_KEY)
+        position = resource.positions.key(place) or resource.start
         location = Location(resource.path, position.line, position.column)
         value = site.get(IGNORE_KEY)
-        where = f"{scope}.metadata.annotations" if scope else "metadata.annotations"
+        where = f"{dotted(scope)}.metadata.annotations" if scope else "metadata.annotations"
         if not isinstance(value, str):
             problems.append(Problem(f"{IGNORE_KEY} must be a string such as \"KG201,KG305[trainer]\"",
                                     location, ref, f"{where}|type"))
@@ -236,7 +216,8 @@ def _annotations(resource: Resource, catalog: Any) -> tuple[list[Directive], lis
                                     location, ref, f"{where}|reason"))
         for written, rule_id, containers in entries:
             directives.append(Directive("annotation", written, rule_id, containers,
-                                        reason_text or "no reason given", location, ref, scope))
+                                        reason_text or "no reason given", location, ref,
+                                        (*resource.base, *scope) if scope else (), dotted(scope)))
     return directives, problems
 
 
@@ -289,7 +270,7 @@ def _inline(path: str, comments: Iterable[tuple[int, int, str]],
                                     location, None, f"inline|{text}|reason"))
         for written, rule_id, containers in entries:
             directives.append(Directive("inline", written, rule_id, containers,
-                                        reason or "no reason given", location, None, ""))
+                                        reason or "no reason given", location, None, ()))
     return directives, problems
 
 
@@ -446,7 +427,7 @@ class Suppressor:
         if self.unused_policy is not None:
             every = self.inline + [d for ds in self.by_resource.values() for d in ds]
             out += [_own_finding(self.unused_policy, _unused_text(d), d.location, d.resource,
-                                 f"{d.kind}|{d.scope}|{d.written}")
+                                 f"{d.kind}|{d.scope_text}|{d.written}")
                     for d in every if not d.used and d.rule_id in self.active]
         out = [self._exempt(finding, lambda: None) for finding in out]
         if self.unused_policy is not None:

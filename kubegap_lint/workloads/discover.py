@@ -30,6 +30,7 @@ class Found:
     is_template: bool  # True: `node.spec` is the pod spec; False: `node` is the pod spec
     role: str
     replicas: int | None  # a sibling `replicas` of the template, else 1; None when unreadable
+    steps: tuple[str | int, ...] = ()  # its key path from the walked object's root
 
 
 def _containers(value: Any) -> list[dict[str, Any]] | None:
@@ -92,11 +93,11 @@ def walk(data: Any, skip: frozenset[int] = frozenset()) -> Iterator[Found]:
             spec = node.get("spec")
             if is_template_spec(spec) and id(spec) not in skip:
                 parent = holders[-2] if len(holders) > 1 else None
-                yield Found(path, node, True, _role(steps, holders), _replicas(parent))
+                yield Found(path, node, True, _role(steps, holders), _replicas(parent), tuple(steps))
                 continue
             if is_pod_spec(node) and path != "":
                 parent = holders[-2] if len(holders) > 1 else None
-                yield Found(path, node, False, _role(steps, holders), _replicas(parent))
+                yield Found(path, node, False, _role(steps, holders), _replicas(parent), tuple(steps))
                 continue
             children = [(v, _join(path, str(k)), steps + [str(k)], holders + [v], depth + 1)
                         for k, v in node.items() if isinstance(v, (dict, list))]

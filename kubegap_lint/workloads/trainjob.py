@@ -24,9 +24,11 @@ import copy
 from typing import Any
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
+from kubegap_lint.input.parse import KeyPath
 from kubegap_lint.input.read import Resource
 
 # `builder` is a views.ViewBuilder (not imported: views imports this module).
+from kubegap_lint.workloads.keypaths import Pinned
 from kubegap_lint.workloads.kinds import TemplateRule
 
 _ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
@@ -87,25 +89,28 @@ def _patch_spec(spec: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _overrides(data: dict[str, Any]) -> list[tuple[list[str], dict[str, Any], Any]]:
-    """(target job names, pod spec patch, the node a fix goes to) for each override."""
+def _overrides(data: dict[str, Any]) -> list[tuple[list[str], dict[str, Any], KeyPath]]:
+    """(target job names, pod spec patch, the key path (below the resource) of the node a fix
+    goes to) for each override."""
     spec = as_dict(data.get("spec"))
-    found: list[tuple[list[str], dict[str, Any], Any]] = []
+    found: list[tuple[list[str], dict[str, Any], KeyPath]] = []
     for key in ("podTemplateOverrides", "podSpecOverrides"):
-        for entry in as_list(spec.get(key)):
+        for number, entry in enumerate(as_list(spec.get(key))):
             if not isinstance(entry, dict):
                 continue
             targets = [str(as_dict(t).get("name")) for t in as_list(entry.get("targetJobs"))]
             patch = as_dict(entry.get("spec")) if isinstance(entry.get("spec"), dict) else entry
-            found.append((targets, patch, entry))
-    for entry in as_list(spec.get("runtimePatches")):
+            found.append((targets, patch, ("spec", key, number)))
+    for number, entry in enumerate(as_list(spec.get("runtimePatches"))):
         jobs = as_list(as_dict(as_dict(as_dict(as_dict(entry).get("trainingRuntimeSpec")).get("template"))
                                .get("spec")).get("replicatedJobs"))
-        for job in jobs:
+        for position, job in enumerate(jobs):
             pod_spec = as_dict(as_dict(as_dict(as_dict(as_dict(job).get("template")).get("spec"))
                                        .get("template")).get("spec"))
             if pod_spec:
-                found.append(([str(as_dict(job).get("name"))], pod_spec, job))
+                found.append(([str(as_dict(job).get("name"))], pod_spec,
+                              ("spec", "runtimePatches", number, "trainingRuntimeSpec", "template", "spec",
+                               "replicatedJobs", position)))
     return found
 
 
@@ -137,7 +142,7 @@ def merged_pods(builder: Any, resource: Resource, runtime: dict[str, Any], runti
         pod_spec = as_dict(template.get("spec"))
         if not pod_spec:
             continue
-        anchor: Any = trainer or spec
+        anchor: KeyPath = ("spec", "trainer") if trainer else ("spec",)
         is_trainer = _is_trainer_job(job, jobs)
         if is_trainer:
             containers = []
@@ -150,13 +155,11 @@ def merged_pods(builder: Any, resource: Resource, runtime: dict[str, Any], runti
                         if v is not None})
                 containers.append(container)
             pod_spec = dict(pod_spec, containers=containers)
-        for targets, patch, node in overrides:
+        for targets, patch, node_at in overrides:
             if name in targets:
                 pod_spec = _patch_spec(pod_spec, patch)
-                anchor = node
+                anchor = node_at
         merged = {"metadata": template.get("metadata") or {}, "spec": pod_spec}
-        for item in [merged, pod_spec] + [c for c in as_list(pod_spec.get("containers")) if isinstance(c, dict)]:
-            resource.positions.alias(item, anchor)
         replicas: int | None
         if is_trainer:
             replicas = as_count(nodes)
@@ -164,7 +167,7 @@ def merged_pods(builder: Any, resource: Resource, runtime: dict[str, Any], runti
             counts = [as_count(job.get("replicas", 1)), as_count(job_template.get("parallelism", 1))]
             replicas = None if None in counts else counts[0] * counts[1]  # type: ignore[operator]
         pod = builder._pod(resource, _AS_TEMPLATE, name, f"runtime:{runtime_name}.{name}", merged, merged,
-                           summary, replicas=replicas)
+                           summary, replicas=replicas, where=Pinned((*resource.base, *anchor)))
         if pod is not None:
             pod["label"] = f"{name} pods of TrainJob {resource.name} with {runtime_kind} {runtime_name}"
             pod["found_by"] = "table:trainer.kubeflow.org/TrainJob+runtime"

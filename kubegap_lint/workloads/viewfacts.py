@@ -17,6 +17,7 @@ from typing import Any
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
 from kubegap_lint.workloads.index import selector_matches
+from kubegap_lint.workloads.keypaths import sub
 
 # torchrun flags accept both spellings (`--max-restarts`, `--max_restarts`) and `=` or a space.
 _FLAG_RE = {
@@ -625,7 +626,12 @@ def add_resilience_facts(view: dict[str, Any], gpu_patterns: list[str],
         pod["spread"] = spread_facts(as_dict(pod.get("spec")), as_dict(pod.get("labels")))
         pod["restart_policy"] = restart_policy(as_dict(view.get("resource")), pod)
         for container in (pod.get("containers") or []) + (pod.get("init_containers") or []):
-            container["accelerator_mismatches"] = accelerator_mismatches(as_dict(container.get("raw")), gpu_patterns)
+            mismatches = accelerator_mismatches(as_dict(container.get("raw")), gpu_patterns)
+            where = as_dict(container.get("key_paths")).get(".")
+            for mismatch in mismatches:  # located at the request that has no equal limit
+                mismatch["key_paths"] = {".": sub(where, "resources", "requests", mismatch["name"])
+                                         if where is not None else None}
+            container["accelerator_mismatches"] = mismatches
         if pod.get("has_gpu"):
             gpu_pods = None if gpu_pods is None or pod.get("replicas") is None else gpu_pods + pod["replicas"]
     view["gpu_pods"] = gpu_pods

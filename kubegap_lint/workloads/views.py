@@ -2,9 +2,10 @@
 
 One shape for every kind (docs/workload-view.md describes it), so one policy covers a
 Deployment, a PyTorchJob and a JobSet alike. Views are plain dicts and lists; the raw pod
-specs and containers inside them are the parsed objects themselves, so a policy's result is
-located through the document's PositionIndex. View objects that stand for a raw object are
-registered as its alias there.
+specs and containers inside them are the parsed objects themselves. Each view, and each record
+derived from the manifest, carries `key_paths`: the key path in the document of the node it
+stands for (".") and of each field taken from the manifest, so a policy's `at:` locates the
+node it names (engine/locate.py; keypaths.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from kubegap_lint.core.coerce import as_count, as_dict, as_list
 from kubegap_lint.input.read import Resource
 from kubegap_lint.workloads import shellwords
 from kubegap_lint.workloads.index import InputIndex
+from kubegap_lint.workloads.keypaths import Pinned, Where, exact, sub
 from kubegap_lint.workloads.kinds import KindRule, KindTable, TemplateRule, get_path
 from kubegap_lint.workloads.viewfacts import add_resilience_facts, covering_mount
 
@@ -110,7 +112,8 @@ def path_values(text: str) -> list[str]:
     return found
 
 
-def _location(path: str, source: str, node: Any, mounts: list[dict[str, Any]]) -> Location:
+def _location(path: str, source: str, node: Any, mounts: list[dict[str, Any]],
+              where: Where | None = None) -> Location:
     mount = covering_mount(mounts, path)
     return {
         "path": path,
@@ -119,28 +122,45 @@ def _location(path: str, source: str, node: Any, mounts: list[dict[str, Any]]) -
         "mount_path": mount["path"] if mount else None,
         "volume_type": mount["volume_type"] if mount else None,
         "node": node,
+        "key_paths": {".": where},
     }
 
 
-def container_locations(raw: dict[str, Any], mounts: list[dict[str, Any]]) -> list[Location]:
+def _naming_item(value: Any, where: Where, path: str) -> Where:
+    """The key path of the command or args item that names `path` (the list when none alone does)."""
+    if isinstance(value, list):
+        for number, item in enumerate(value):
+            if item is not None and path in str(item):
+                return sub(where, number)
+    return where
+
+
+def container_locations(raw: dict[str, Any], mounts: list[dict[str, Any]],
+                        where: Where = ()) -> list[Location]:
     """Every location a container names: its mount paths, and the absolute paths in its command,
     args (scripts included) and literal env values, each with the mount that covers it (none:
-    the container's writable layer). Policies match these against checkpoint patterns."""
-    found = [_location(m["path"], "volumeMounts", m["mount"], mounts) for m in mounts if m["path"]]
+    the container's writable layer). Policies match these against checkpoint patterns. `where`
+    is the container's key path: each location carries the path of the item that names it."""
+    found = [_location(m["path"], "volumeMounts", m["mount"], mounts,
+                       sub(m["key_paths"]["."], "mountPath") if "key_paths" in m else None)
+             for m in mounts if m["path"]]
     for key in ("command", "args"):
         for path in path_values(" ".join(_strings(raw.get(key)))):
-            found.append(_location(path, key, raw.get(key), mounts))
-    for entry in as_list(raw.get("env")):
+            found.append(_location(path, key, raw.get(key), mounts, _naming_item(raw.get(key), sub(where, key), path)))
+    for number, entry in enumerate(as_list(raw.get("env"))):
         if isinstance(entry, dict) and isinstance(entry.get("value"), str) and "valueFrom" not in entry:
             for path in path_values(entry["value"]):
-                found.append(_location(path, f"env {entry.get('name')}", entry, mounts))
+                found.append(_location(path, f"env {entry.get('name')}", entry, mounts,
+                                       sub(where, "env", number, "value")))
     return found
 
 
 def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[str, Any],
-                container_path: str, role: str) -> list[EnvRecord]:
+                container_path: str, role: str, where: Where = (),
+                entry_paths: dict[str, Where] | None = None) -> list[EnvRecord]:
     """One record per variable a container sets (env, envFrom, or its command line), so a
     policy can check names one by one and point at the env entry when there is one."""
+    paths = entry_paths or {}
     return [{
         "name": name,
         "value": value,
@@ -150,6 +170,7 @@ def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[s
         "container": raw.get("name"),
         "container_node": raw,
         "path": f"{container_path}.env.{name}",
+        "key_paths": {".": paths.get(name, where), "entry": paths.get(name), "container_node": where},
     } for name, value in env.items()]
 
 
@@ -210,13 +231,16 @@ class ViewBuilder:
         return found
 
     # -- pods -----------------------------------------------------------------------------
-    def _templates(self, data: dict[str, Any], rule: TemplateRule) -> Iterator[tuple[str, str, Any, dict[str, Any], Any]]:
-        """(role, path, entry, pod template-like object, the entry the replicas are read from)."""
+    def _templates(self, data: dict[str, Any], rule: TemplateRule,
+                   where: Where) -> Iterator[tuple[str, str, Any, dict[str, Any], Any, Where]]:
+        """(role, path, entry, pod template-like object, the entry the replicas are read from,
+        the object's key path in the document; `where` is the key path of `data`)."""
         if rule.each_key is not None:
             mapping = get_path(data, rule.each_key)
             for key, entry in as_dict(mapping).items():
                 if isinstance(entry, dict):
-                    yield str(key), ".".join(rule.each_key + (str(key),)), entry, entry, entry
+                    yield (str(key), ".".join(rule.each_key + (str(key),)), entry, entry, entry,
+                           sub(where, *rule.each_key, key))
         elif rule.each_item is not None:
             items = get_path(data, rule.each_item)
             assert rule.role_key is not None
@@ -226,9 +250,10 @@ class ViewBuilder:
                     role_text = str(role) if role is not None else str(position)
                     if rule.role:  # two templates per entry (kthena entry and worker)
                         role_text = f"{role_text} {rule.role}"
-                    yield role_text, f"{'.'.join(rule.each_item)}[{position}]", entry, entry, entry
+                    yield (role_text, f"{'.'.join(rule.each_item)}[{position}]", entry, entry, entry,
+                           sub(where, *rule.each_item, position))
         else:
-            yield str(rule.role), "", data, data, data
+            yield str(rule.role), "", data, data, data, where
 
     def pod_views(self, resource: Resource, kind_rule: KindRule,
                   summary: dict[str, Any]) -> list[tuple[dict[str, Any], TemplateRule]]:
@@ -237,7 +262,7 @@ class ViewBuilder:
         if kind_rule.merge == "trainer-runtime":
             pods = self._runtime_pods(resource, summary)
         if pods is None:
-            pods = self._table_pods(resource, resource.data, kind_rule, summary, "", 0)
+            pods = self._table_pods(resource, resource.data, kind_rule, summary, "", 0, resource.base)
         from kubegap_lint.workloads.walked import walked_pods
 
         pods.extend(walked_pods(self, resource, pods, summary))
@@ -260,23 +285,26 @@ class ViewBuilder:
         return merged_pods(self, resource, runtime, ref[0], ref[1], summary)
 
     def _table_pods(self, resource: Resource, data: dict[str, Any], kind_rule: KindRule,
-                    summary: dict[str, Any], prefix: str, depth: int) -> list[tuple[dict[str, Any], TemplateRule]]:
+                    summary: dict[str, Any], prefix: str, depth: int,
+                    where: Where) -> list[tuple[dict[str, Any], TemplateRule]]:
+        """The pods `kind_rule` reads in `data`, whose key path is `where`."""
         pods: list[tuple[dict[str, Any], TemplateRule]] = []
         for rule in kind_rule.templates:
             if rule.resource is not None:
-                pods.extend(self._embedded_pods(resource, data, rule, summary, prefix, depth))
+                pods.extend(self._embedded_pods(resource, data, rule, summary, prefix, depth, where))
                 continue
-            for role, base, _entry, holder, replica_source in self._templates(data, rule):
+            for role, base, _entry, holder, replica_source, holder_at in self._templates(data, rule, where):
                 base = ".".join(p for p in (prefix, base) if p)
                 pod = self._pod(resource, rule, role, base, holder, replica_source, summary, data,
-                                prefix=prefix)
+                                prefix=prefix, where=holder_at)
                 if pod is not None:
                     pod["found_by"] = kind_rule.found_by
                     pods.append((cast("dict[str, Any]", pod), rule))
         return pods
 
     def _embedded_pods(self, resource: Resource, data: dict[str, Any], rule: TemplateRule,
-                       summary: dict[str, Any], prefix: str, depth: int) -> list[tuple[dict[str, Any], TemplateRule]]:
+                       summary: dict[str, Any], prefix: str, depth: int,
+                       where: Where) -> list[tuple[dict[str, Any], TemplateRule]]:
         """Pods of a whole resource held inside this one (a Katib trial's PyTorchJob or Job),
         read by that resource's own entry; paths keep the holder's prefix."""
         assert rule.resource is not None
@@ -287,7 +315,7 @@ class ViewBuilder:
         if inner_rule is None:
             return []
         path = ".".join(p for p in (prefix, ".".join(rule.resource)) if p)
-        pods = self._table_pods(resource, inner, inner_rule, summary, path, depth + 1)
+        pods = self._table_pods(resource, inner, inner_rule, summary, path, depth + 1, sub(where, *rule.resource))
         for pod, _ in pods:
             pod["embedded"] = {"path": path, "kind": inner.get("kind"), "class": inner_rule.workload_class}
         return pods
@@ -296,13 +324,18 @@ class ViewBuilder:
         self, resource: Resource, rule: TemplateRule, role: str, base: str,
         holder: dict[str, Any], replica_source: dict[str, Any], summary: dict[str, Any],
         data: dict[str, Any] | None = None, replicas: int | None | str = "table", prefix: str = "",
+        where: Where = (),
     ) -> PodView | None:
         """One pod view. `data` is the resource (or the embedded resource) the rule's paths
-        start from; `replicas` overrides the table's count (the walk reads its own)."""
+        start from; `replicas` overrides the table's count (the walk reads its own); `where` is
+        the key path of `holder` in the document."""
         root = resource.data if data is None else data
-        positions = resource.positions
         partial = False
         metadata: dict[str, Any] = {}
+        metadata_at: Where | None = None
+        spec_at: Where | None = None  # None: the spec is made up (a lone container's)
+        model_at: Where | None = None  # KServe's predictor.model, standing for the first container
+        container_at: Where | None = None  # a lone container standing for the pod
         if rule.template is not None:
             template = get_path(holder, rule.template)
             if not isinstance(template, dict):
@@ -312,6 +345,8 @@ class ViewBuilder:
                 return None
             metadata = as_dict(template.get("metadata"))
             anchor: Any = template
+            anchor_at = sub(where, *rule.template)
+            spec_at, metadata_at = sub(anchor_at, "spec"), sub(anchor_at, "metadata")
             rel = ".".join(rule.template)
         elif rule.spec is not None:
             spec = get_path(holder, rule.spec)
@@ -319,6 +354,8 @@ class ViewBuilder:
                 return None
             metadata = as_dict(holder.get("metadata")) if rule.spec == ("spec",) else {}
             anchor = spec
+            anchor_at = spec_at = sub(where, *rule.spec)
+            metadata_at = sub(where, "metadata") if rule.spec == ("spec",) else None
             rel = ".".join(rule.spec)
             model = get_path(spec, rule.model) if rule.model is not None else None
             if isinstance(model, dict):
@@ -326,10 +363,10 @@ class ViewBuilder:
                 # it is the predictor's main container, before any others written there.
                 synthetic_model = dict(model)
                 synthetic_model.setdefault("name", "kserve-container")
-                positions.alias(synthetic_model, model)
+                assert rule.model is not None
+                model_at = sub(spec_at, *rule.model)
                 completed = dict(spec)
                 completed["containers"] = [synthetic_model] + [c for c in as_list(spec.get("containers"))]
-                positions.alias(completed, spec)
                 spec = completed
         else:
             assert rule.container is not None
@@ -341,9 +378,8 @@ class ViewBuilder:
             if "resources" not in synthetic and isinstance(container.get("resourcesPerNode"), dict):
                 synthetic["resources"] = container["resourcesPerNode"]
             spec = {"containers": [synthetic]}
-            positions.alias(synthetic, container)
-            positions.alias(spec, container)
             anchor = container
+            anchor_at = container_at = sub(where, *rule.container)
             rel = ".".join(rule.container)
             partial = True
         path = ".".join(p for p in (base, rel) if p)
@@ -354,12 +390,23 @@ class ViewBuilder:
                                        root, rule)
         else:
             pod_count = replicas if isinstance(replicas, int) else None
-        containers = [self._container(resource, spec, c, i, role, path)
+
+        def container_where(key: str, number: int) -> Where:
+            if container_at is not None:
+                return container_at
+            assert spec_at is not None
+            if key == "containers" and model_at is not None:  # the model stands first
+                return model_at if number == 0 else sub(spec_at, key, number - 1)
+            return sub(spec_at, key, number)
+
+        containers = [self._container(resource, spec, c, i, role, path, where=container_where("containers", i),
+                                      spec_where=spec_at)
                       for i, c in enumerate(as_list(spec.get("containers"))) if isinstance(c, dict)]
         init_containers: list[ContainerView] = []
         for i, c in enumerate(as_list(spec.get("initContainers"))):
             if isinstance(c, dict):
-                view = self._container(resource, spec, c, i, role, path, init=True)
+                view = self._container(resource, spec, c, i, role, path, init=True,
+                                       where=container_where("initContainers", i), spec_where=spec_at)
                 # A native sidecar (restartPolicy Always) runs for the pod's whole life: its
                 # requests and env count with the main containers'.
                 (containers if view["sidecar"] else init_containers).append(view)
@@ -418,7 +465,14 @@ class ViewBuilder:
         pod["diagnostic"], pod["follows"] = diagnostic_verdict(
             [c["raw"] for c in containers], self.diagnostic_commands)
         self.read_nodes.update((id(anchor), id(spec)))
-        positions.alias(pod, anchor)
+        paths: dict[str, Any] = {".": anchor_at, "spec": spec_at if spec_at is not None else Pinned(exact(anchor_at) or ())}
+        if metadata_at is not None:
+            paths.update(metadata=metadata_at, labels=sub(metadata_at, "labels"),
+                         annotations=sub(metadata_at, "annotations"))
+        if spec_at is not None:
+            paths["volumes"] = {str(v.get("name")): sub(spec_at, "volumes", n)
+                                for n, v in enumerate(as_list(spec.get("volumes"))) if isinstance(v, dict)}
+        pod["key_paths"] = paths
         return cast("PodView", pod)  # the facts' keys are added by add_resilience_facts
 
     def _gpus_text(self, accelerators: dict[str, int | None], gpus: int | None) -> str:
@@ -463,14 +517,19 @@ class ViewBuilder:
                 self.placeholders.append(entry)
 
     def _container(self, resource: Resource, spec: dict[str, Any], raw: dict[str, Any], position: int,
-                   role: str, pod_path: str, init: bool = False) -> ContainerView:
+                   role: str, pod_path: str, init: bool = False, where: Where = (),
+                   spec_where: Where | None = None) -> ContainerView:
+        """One container view; `where` is the container's key path, `spec_where` the pod spec's
+        (None when the spec is made up around a lone container)."""
         env: dict[str, str | None] = {}
         entries: dict[str, Any] = {}
-        for entry in as_list(raw.get("env")):
+        entry_paths: dict[str, Where] = {}
+        for number, entry in enumerate(as_list(raw.get("env"))):
             if isinstance(entry, dict) and isinstance(entry.get("name"), str):
                 name = entry["name"]
                 env[name] = _env_text(entry.get("value")) if "valueFrom" not in entry else None
                 entries[name] = entry
+                entry_paths[name] = sub(where, "env", number)
         for source in as_list(raw.get("envFrom")):
             config_ref = as_dict(as_dict(source).get("configMapRef"))
             if isinstance(config_ref.get("name"), str):
@@ -488,7 +547,8 @@ class ViewBuilder:
             gpus = None if gpus is None or count is None else gpus + count
         mounts = []
         volumes = {str(v.get("name")): v for v in as_list(spec.get("volumes")) if isinstance(v, dict)}
-        for mount in as_list(raw.get("volumeMounts")):
+        volume_paths = {str(v.get("name")): n for n, v in enumerate(as_list(spec.get("volumes"))) if isinstance(v, dict)}
+        for number, mount in enumerate(as_list(raw.get("volumeMounts"))):
             if not isinstance(mount, dict):
                 continue
             volume = volumes.get(str(mount.get("name")))
@@ -504,15 +564,14 @@ class ViewBuilder:
                 "volume": volume,
                 "medium": as_dict(volume.get("emptyDir")).get("medium") if volume else None,
                 "mount": mount,
+                "key_paths": {".": sub(where, "volumeMounts", number), "mount": sub(where, "volumeMounts", number),
+                              "volume": sub(spec_where, "volumes", volume_paths[str(mount.get("name"))])
+                              if volume is not None and spec_where is not None else None},
             })
         launchers = sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(text)})
         container_path = f"{pod_path}.spec.{'initContainers' if init else 'containers'}[{position}]"
-        locations = container_locations(raw, mounts)
-        for location in locations:
-            resource.positions.alias(location, location["node"])
-        env_list = env_records(raw, env, entries, container_path, role)
-        for record in env_list:
-            resource.positions.alias(record, record["entry"] if record["entry"] is not None else raw)
+        locations = container_locations(raw, mounts, where)
+        env_list = env_records(raw, env, entries, container_path, role, where, entry_paths)
         view = {
             "name": raw.get("name"),
             "index": position,
@@ -532,8 +591,8 @@ class ViewBuilder:
             "locations": locations,
             "env_list": env_list,
             "raw": raw,
+            "key_paths": {".": where, "raw": where, "env_entries": entry_paths},
         }
-        resource.positions.alias(view, raw)
         return cast("ContainerView", view)  # accelerator_mismatches: add_resilience_facts
 
     def _budgets(self, namespace: str | None, labels: dict[str, Any]) -> list[PodBudget]:
@@ -640,6 +699,8 @@ class ViewBuilder:
             {"kind": a.kind, "name": a.name, "min_replicas": a.min_replicas, "max_replicas": a.max_replicas,
              "path": a.path, "line": a.line}
             for a in self.index.autoscalers_for(resource.namespace, resource.kind, resource.name)]
+        base = resource.base
+        view["key_paths"] = {".": base, "resource": base, "labels": (*base, "metadata", "labels"),
+                             "annotations": (*base, "metadata", "annotations")}
         add_resilience_facts(view, self.gpu_patterns, self.index.model_cached)
-        resource.positions.alias(view, data)
         return cast("WorkloadView", view)

@@ -19,6 +19,7 @@ import typing
 from typing import Annotated, Any, TypedDict
 
 Raw = dict[str, Any]  # a parsed manifest node as written (findings on it point at its line)
+KeyPaths = dict[str, Any]  # where the manifest nodes a view or record stands for are (below)
 
 
 class PodBudget(TypedDict):
@@ -78,6 +79,7 @@ class Mount(TypedDict):
     volume: Annotated[Raw | None, "the pod's volume of that name"]
     medium: Annotated[Any, "the `emptyDir` medium (`Memory`), if any"]
     mount: Annotated[Raw, "the raw volume mount"]
+    key_paths: Annotated[KeyPaths, "`.` and `mount`: the mount item; `volume`: the volume (null when not found)"]
 
 
 # `from` and `class` are Python keywords: keys named so are declared in TypedDict's functional
@@ -97,7 +99,9 @@ class Location(_LocationKeys):
     covered: Annotated[bool, "a mount covers it"]
     mount_path: Annotated[str | None, "the covering mount's path (the longest directory prefix)"]
     volume_type: Annotated[str | None, "the covering mount's `volume_type`"]
-    node: Annotated[Any, "the manifest node that names it, where findings point"]
+    node: Annotated[Any, "the manifest node that names it"]
+    key_paths: Annotated[KeyPaths, "`.`: the `mountPath`, the `command` or `args` item, or the env `value` that names it,"
+                                   " where findings point"]
 
 
 _EnvRecordKeys = TypedDict("_EnvRecordKeys", {
@@ -116,6 +120,8 @@ class EnvRecord(_EnvRecordKeys):
     container: Annotated[Any, "the container's name"]
     container_node: Annotated[Raw, "the raw container"]
     path: Annotated[str, "where the variable sits (`...containers[0].env.NAME`)"]
+    key_paths: Annotated[KeyPaths, "`.` and `entry`: the env entry (the container when there is none);"
+                                   " `container_node`: the container"]
 
 
 class AcceleratorMismatch(TypedDict):
@@ -126,6 +132,7 @@ class AcceleratorMismatch(TypedDict):
     name: Annotated[str, "the resource name"]
     request: Annotated[Any, "the request as written"]
     limit: Annotated[Any, "the limit as written; null when missing"]
+    key_paths: Annotated[KeyPaths, "`.`: the request"]
 
 
 class _ContainerFacts(TypedDict, total=False):
@@ -160,6 +167,7 @@ class ContainerView(_ContainerFacts):
     locations: Annotated[list[Location], "every location the container names"]
     env_list: Annotated[list[EnvRecord], "one record per variable the container sets"]
     raw: Annotated[Raw, "the raw container"]
+    key_paths: Annotated[KeyPaths, "`.` and `raw`: the container item; `env_entries`: name to the env entry's path"]
     accelerator_mismatches: Annotated[list[AcceleratorMismatch], "(fact) accelerator requests whose limit"
                                                                  " is missing or differs"]
 
@@ -251,6 +259,8 @@ class PodView(_PodKeys, _PodOptional):
     launchers: Annotated[list[str], "launchers found in the commands"]
     budgets: Annotated[list[PodBudget], "PodDisruptionBudgets in the input whose selector matches the template labels"]
     workload: Annotated[WorkloadSummary, "the workload's scalar fields"]
+    key_paths: Annotated[KeyPaths, "`.`: the template (or inline pod spec); `spec`, `metadata`, `labels`,"
+                                   " `annotations`; `volumes`: name to the volume item's path"]
     spread: Annotated[Spread, "(fact) the topology keys this template's pods are spread over"]
     restart_policy: Annotated[Any, "(fact) the effective `restartPolicy` as written: a Kubeflow replica"
                                    " spec's own field first, then the pod spec's; null when neither is set"]
@@ -264,6 +274,7 @@ class WorkloadView(WorkloadSummary):
     pods: Annotated[list[PodView], "one entry per pod template"]
     claim_templates: Annotated[list[Any], "the workload's `volumeClaimTemplates`"]
     resource: Annotated[Raw, "the raw resource"]
+    key_paths: Annotated[KeyPaths, "`.` and `resource`: the resource; `labels`, `annotations`"]
     gpu_pods: Annotated[int | None, "(fact) pods that request an accelerator, over all templates; null when a"
                                     " count is unknown. KG401, KG402 and KG502 read *multi-pod GPU training*"
                                     " as `gpu_pods > 1`, so a CPU launcher or Ray head beside one GPU pod"
@@ -350,17 +361,16 @@ Every pod says what found it (`found_by`): `table:<group>/<Kind>` (`table:<group
 for a versioned entry such as MPIJob `kubeflow.org/v1alpha1`) or `walk`; findings carry it into
 the JSON output (`found_by`).
 
-Objects in the view that stand for a manifest node (pods, containers, raw specs, env entries)
-locate findings at that node's line. `object` is a raw manifest node as written.
-
-Fields marked *(fact)* are resilience facts: `kubegap_lint/workloads/viewfacts.py` adds them to
-every view once it is built, for questions that JMESPath cannot answer cleanly (it has no
-variables, no parent reference and no arithmetic). Policies decide what a fact means; the facts
-only read the manifest.
-
-
-Objects in the view that stand for a manifest node (pods, containers, raw specs, env entries)
-locate findings at that node's line. `object` is a raw manifest node as written.
+Every view, and every record derived from the manifest (`mounts`, `locations`, `env_list`,
+`accelerator_mismatches` entries), carries `key_paths`: `"."` is the key path in the document
+of the node it stands for (the resource, the pod template, the container item, the mount, the
+args item or env value naming a location, the request), and other keys give the paths of the
+fields taken from the manifest (`spec`, `metadata`, `volumes`, `raw`, `env_entries`...). A path
+is a list of mapping keys and list indexes from the document's root (a List's items start with
+`"items", n`). A TrainJob's pods merged with its runtime stand, everywhere inside them, for the
+TrainJob's override of their job, else its `spec.trainer`. Policies do not read them; `at:`
+expressions are located through them, and a raw manifest node a fact holds is found in the
+document (docs/writing-policies.md). `object` is a raw manifest node as written.
 
 Fields marked *(fact)* are resilience facts: `kubegap_lint/workloads/viewfacts.py` adds them to
 every view once it is built, for questions that JMESPath cannot answer cleanly (it has no

@@ -30,7 +30,7 @@ def walked_pods(builder: Any, resource: Resource, table_pods: list[tuple[dict[st
             role = ".".join(k for k in place.path.replace("[", ".[").split(".")
                             if k and k not in STRUCTURAL) or place.path
         pod = builder._pod(resource, rule, role, place.path, place.node, place.node, summary,
-                           replicas=place.replicas)
+                           replicas=place.replicas, where=(*resource.base, *place.steps))
         if pod is not None:
             pod["found_by"] = "walk"
             found.append((pod, rule))

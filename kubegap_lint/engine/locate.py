@@ -1,0 +1,187 @@
+"""Where a finding points: a policy's `at:` expression evaluated with the key path of every value
+it passes through, so the result names a node of the manifest, scalars included.
+
+Views carry the key paths of the manifest nodes their facts come from (`key_paths`: "." for the
+view's own node, and one entry per field taken from the manifest); a raw manifest value's path
+is its parent's path and its key. The expression is evaluated by jmespath's own interpreter,
+except the few node types that select rather than compute (fields, indexes, projections,
+filters, pipes, `||`, `&&`, multi-selects), which are evaluated here with their paths. A path
+may name a field that is absent (`spec.terminationGracePeriodSeconds` when none is set): the
+finding then points at the nearest existing parent and says which field is missing.
+
+Only run for findings (a few per workload), never for every document.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubegap_lint.workloads.keypaths import Pinned
+
+# What is known of where a value sits: None (nothing), a key path in the document (a tuple),
+# a node everything below locates at (keypaths.Pinned), a view's path map (a dict), or the
+# paths of a list's items (a list).
+Where = Any
+
+
+def _truthy(value: Any) -> bool:
+    return not (value is None or value is False or (isinstance(value, (str, list, dict)) and not value))
+
+
+def own(value: Any) -> Where:
+    """The path map a view carries, if the value is a view."""
+    if isinstance(value, dict):
+        paths = value.get("key_paths")
+        if isinstance(paths, dict):
+            return paths
+    return None
+
+
+def path_of(where: Where) -> tuple[str | int, ...] | None:
+    if isinstance(where, Pinned):
+        return where.path
+    if isinstance(where, tuple):
+        return where
+    if isinstance(where, dict):
+        found = where.get(".")
+        return found if isinstance(found, tuple) else None
+    return None
+
+
+def _field(value: Any, where: Where, name: str) -> tuple[Any, Where]:
+    child = value.get(name) if isinstance(value, dict) else None
+    if isinstance(where, Pinned):
+        return child, where
+    if isinstance(where, tuple):
+        return child, (*where, name)  # also for a missing field: its path is still known
+    if isinstance(where, dict) and name in where:
+        return child, where[name]
+    return child, own(child)
+
+
+def _item(value: Any, where: Where, index: int) -> tuple[Any, Where]:
+    if not isinstance(value, list):
+        return None, None
+    if index < 0:
+        index += len(value)
+    if not 0 <= index < len(value):
+        return None, None
+    item = value[index]
+    if isinstance(where, Pinned):
+        return item, where
+    if isinstance(where, tuple):
+        return item, (*where, index)
+    if isinstance(where, list) and index < len(where) and where[index] is not None:
+        return item, where[index]
+    return item, own(item)
+
+
+class Tracker:
+    """Evaluates an expression's tree with paths; `visit` is the run's JMESPath interpreter.
+
+    A mapping or list met with no known path (a fact that holds a manifest node, such as a
+    serving container's `preStop` hook) is looked up among the nodes of the document itself
+    (`data`, whose key path is `base`): by identity, which is safe here, as the document is
+    alive while its findings are located."""
+
+    def __init__(self, visit: Any, data: Any = None, base: tuple[str | int, ...] = ()) -> None:
+        self.visit = visit
+        self._data = data
+        self._base = base
+        self._paths: dict[int, tuple[str | int, ...]] | None = None
+
+    def _known(self, value: Any, where: Where) -> Where:
+        if where is not None or not isinstance(value, (dict, list)) or self._data is None:
+            return where
+        if self._paths is None:
+            self._paths = node_paths(self._data, self._base)
+        return self._paths.get(id(value))
+
+    def track(self, node: dict[str, Any], value: Any, where: Where) -> tuple[Any, Where]:
+        value, where = self._track(node, value, where)
+        return value, self._known(value, where)
+
+    def _track(self, node: dict[str, Any], value: Any, where: Where) -> tuple[Any, Where]:
+        kind = node["type"]
+        children = node["children"]
+        if kind == "field":
+            return _field(value, where, node["value"])
+        if kind == "subexpression" or kind == "pipe":
+            for child in children:
+                value, where = self.track(child, value, where)
+            return value, where
+        if kind in ("identity", "current"):
+            return value, where if where is not None else own(value)
+        if kind == "index_expression":
+            value, where = self.track(children[0], value, where)
+            return self.track(children[1], value, where)
+        if kind == "index":
+            return _item(value, where, node["value"])
+        if kind in ("projection", "filter_projection"):
+            base, base_where = self.track(children[0], value, where)
+            if not isinstance(base, list):
+                return None, None
+            values: list[Any] = []
+            places: list[Where] = []
+            for number in range(len(base)):
+                item, item_where = _item(base, base_where, number)
+                if kind == "filter_projection" and not _truthy(self.visit(children[2], item)):
+                    continue
+                result, result_where = self.track(children[1], item, item_where)
+                if result is not None:
+                    values.append(result)
+                    places.append(result_where)
+            return values, places
+        if kind == "flatten":
+            base, base_where = self.track(children[0], value, where)
+            if not isinstance(base, list):
+                return None, None
+            values, places = [], []
+            for number, element in enumerate(base):
+                _, element_where = _item(base, base_where, number)
+                if isinstance(element, list):
+                    for inner in range(len(element)):
+                        item, item_where = _item(element, element_where, inner)
+                        values.append(item)
+                        places.append(item_where)
+                else:
+                    values.append(element)
+                    places.append(element_where)
+            return values, places
+        if kind == "or_expression":
+            left = self.track(children[0], value, where)
+            return left if _truthy(left[0]) else self.track(children[1], value, where)
+        if kind == "and_expression":
+            left = self.visit(children[0], value)
+            return (left, None) if not _truthy(left) else self.track(children[1], value, where)
+        if kind == "multi_select_dict":
+            if value is None:
+                return None, None
+            selected: dict[str, Any] = {}
+            paths: dict[str, Where] = {}
+            for pair in children:
+                selected[pair["value"]], paths[pair["value"]] = self.track(pair["children"][0], value, where)
+            return selected, paths
+        if kind == "multi_select_list":
+            if value is None:
+                return None, None
+            pairs = [self.track(child, value, where) for child in children]
+            return [v for v, _ in pairs], [w for _, w in pairs]
+        result_value = self.visit(node, value)
+        return result_value, own(result_value)
+
+
+def node_paths(data: Any, base: tuple[str | int, ...]) -> dict[int, tuple[str | int, ...]]:
+    """The key path of every mapping and list in a document, by id (the first path wins)."""
+    found: dict[int, tuple[str | int, ...]] = {}
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, base)]
+    while stack:
+        node, path = stack.pop()
+        if id(node) in found:
+            continue  # an alias: the node was written once, where it is first reached
+        found[id(node)] = path
+        if isinstance(node, dict):
+            stack.extend((v, (*path, str(k))) for k, v in node.items() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend((v, (*path, n)) for n, v in enumerate(node) if isinstance(v, (dict, list)))
+    return found

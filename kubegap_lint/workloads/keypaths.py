@@ -1,0 +1,39 @@
+"""Key paths that views carry (`key_paths`), so a policy's `at:` names a manifest node.
+
+A view's path is a tuple of keys and list indexes from the document's root, like the parser's
+(input/parse.py). A node that has no place of its own in the document, such as a TrainJob's pod
+merged from its runtime (another document), is `Pinned` to the node a fix goes to: every
+field below it locates there, and none is reported missing.
+"""
+
+from __future__ import annotations
+
+from kubegap_lint.input.parse import KeyPath
+
+
+class Pinned(tuple):  # type: ignore[type-arg]
+    """A key path that everything below stands for (engine/locate.py follows it unchanged). A
+    tuple, so views compare and print as before (a view is compared when read twice)."""
+
+    __slots__ = ()
+
+    @property
+    def path(self) -> KeyPath:
+        return tuple(self)
+
+
+Where = KeyPath | Pinned
+
+
+def sub(where: Where, *steps: str | int) -> Where:
+    """The path of a node below `where`: a pinned place stays where it is."""
+    if isinstance(where, Pinned):
+        return where
+    return (*where, *steps)
+
+
+def exact(where: Where | None) -> KeyPath | None:
+    """The key path `where` names, pinned or not."""
+    if isinstance(where, Pinned):
+        return where.path
+    return where
