@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kubegap_lint.helm.template_lines import action_bodies
+
 if TYPE_CHECKING:
     from kubegap_lint.helm.render import RenderOptions
     from kubegap_lint.input.parse import KeyPath
@@ -48,8 +50,6 @@ class Place:
 
 def _pure_control(text: str) -> bool:
     """A line that holds only control actions: it writes no YAML of its own."""
-    from kubegap_lint.helm.template_lines import action_bodies
-
     bodies = action_bodies(text)
     return bodies is not None and all(_CONTROL_RE.match(_trimmed(body)) for body in bodies)
 
@@ -216,7 +216,7 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str]) -> dict[
             column = _column(written, plain_lines[plain_line - 1])
             # A template line that is all action (`{{- toYaml . | nindent 12 }}`) writes its
             # output's last line too, where the marker lands: that line is the action's as well.
-            by_action = found[2] or not _ACTION_RE.sub("", written).strip()
+            by_action = found[2] or action_bodies(written) is not None
             table.setdefault(plain_line, Place(_display(path), found[1], column, by_action))
     return table
 
