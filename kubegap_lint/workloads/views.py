@@ -209,10 +209,12 @@ class ViewBuilder:
 
     def device_claims(self, spec: dict[str, Any], container: dict[str, Any], namespace: str | None) -> dict[str, int | None]:
         """GPUs a container gets through DRA claims whose claim object is in the input."""
-        used = {c.get("name") for c in as_list(as_dict(container.get("resources")).get("claims")) if isinstance(c, dict)}
+        # Names are strings only: a list or mapping there (no real manifest) is not hashable.
+        used = {c.get("name") for c in as_list(as_dict(container.get("resources")).get("claims"))
+                if isinstance(c, dict) and isinstance(c.get("name"), str)}
         found: dict[str, int | None] = {}
         for claim in as_list(spec.get("resourceClaims")):
-            if not isinstance(claim, dict) or claim.get("name") not in used:
+            if not isinstance(claim, dict) or not isinstance(claim.get("name"), str) or claim["name"] not in used:
                 continue
             source = as_dict(claim.get("source")) or claim
             template_name = source.get("resourceClaimTemplateName")
