@@ -178,3 +178,22 @@ spec:
     result = linter.lint_texts([("d.yaml", deployment)])
     assert result.errors == [] and result.workloads == 1
     assert [(f.rule_id, f.location.line) for f in result.findings] == [("KG103", 6)]
+
+
+@pytest.mark.parametrize("name", ["-1", "8", "{a: 1}", "[x]"])
+def test_a_container_name_that_is_not_a_string_fails_no_policy(name: str) -> None:
+    # Found by tests/fuzz/mutate.py: KG104 and KG403 join the container's name into their
+    # message, and `join` refused a number or a mapping: "policy ... could not be evaluated".
+    pod = f"""apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  containers:
+  - name: {name}
+    image: vllm/vllm-openai:v0.6.0
+    command: [sleep, infinity]
+    resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+    result = Linter(Settings(select=["KG104", "KG403"])).lint_texts([("p.yaml", pod)])
+    assert result.errors == []
+    assert {f.rule_id for f in result.findings} == {"KG403"}
