@@ -109,18 +109,19 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
     if repo_facts:
         settings.context = _repository_context(_config_paths(paths, stdin_name), sources, settings.exclude)
     linter = Linter(settings, catalog=catalog)
-    from contextlib import ExitStack
-
-    from kubegap_lint.core.model import InputError
-    from kubegap_lint.core.tempdir import scratch_folder
     from kubegap_lint.engine import parallel
     from kubegap_lint.helm.render import split_chart_sources
 
     sources, charts = split_chart_sources(sources)
     if charts:
         choices.allow_empty = True  # charts were found (rendered, or skipped with a note): not empty
-    with ExitStack() as scratch_kept:
-        if charts and not skip_chart_templates:
+    if charts and not skip_chart_templates:
+        from contextlib import ExitStack  # only charts need a scratch folder (start-up)
+
+        from kubegap_lint.core.model import InputError
+        from kubegap_lint.core.tempdir import scratch_folder
+
+        with ExitStack() as scratch_kept:
             # Rendered files go to a private folder in the system's temp folder, never the
             # current one (tempfile's fallback); none usable: each chart is an input error.
             try:
@@ -130,6 +131,8 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
             else:
                 sources += _rendered_charts(charts, scratch, errors, linter.template_places)
             settings.chart_dirs.extend(charts)
+            result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
+    else:
         result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
     report_and_exit(result, linter, fmt, output, no_colour, show_suppressed, sarif_root, sarif_category,
                     choices)
@@ -141,7 +144,15 @@ def _repository_context(paths: tuple[str, ...], sources: list[Any], excludes: li
     from kubegap_lint.helm.render import chart_root
     from kubegap_lint.workloads.repofacts import repository_context
 
-    return repository_context(paths, sources, excludes, lambda path: chart_root(path) is not None)
+    in_chart: dict[str, bool] = {}  # by folder: a file's chart is its folder's (the tree's files share few)
+
+    def skip(path: str) -> bool:
+        folder = os.path.dirname(os.path.abspath(path))
+        if folder not in in_chart:
+            in_chart[folder] = chart_root(path) is not None
+        return in_chart[folder]
+
+    return repository_context(paths, sources, excludes, skip)
 
 
 def _config_paths(paths: tuple[str, ...], stdin_name: str | None) -> tuple[str, ...]:
