@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
@@ -116,3 +117,41 @@ def test_no_temp_file_lands_in_the_current_folder(tmp_path) -> None:
     assert (private, parent) == ("True", str(tmp_path)), result.stderr
     assert not os.path.exists(folder)
     assert os.listdir(work) == []
+
+
+_RENDER_SPY = """
+import os, sys, tempfile
+import kubegap_lint.core.tempdir as t
+import kubegap_lint.cli.main as m
+if sys.argv[1] == "none":
+    t._candidates = lambda: []  # no usable temp folder
+    tempfile.tempdir = os.getcwd()  # stand-in for Python's fallback to the current folder then
+real = m._rendered_charts
+def spy(charts, scratch, *rest):
+    print("scratch", scratch, t.private_temp_dir(), sorted(os.listdir(".")), flush=True)
+    return real(charts, scratch, *rest)
+m._rendered_charts = spy
+sys.argv = ["kubegap-lint", "--select", "KG201", "chart"]
+m.cli()
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("helm_python") is None, reason="the Helm engine is not installed")
+def test_rendered_charts_go_to_the_private_temp_folder_or_nowhere(tmp_path: Path) -> None:
+    import shutil
+
+    work = tmp_path / "work"
+    shutil.copytree(REPO / "examples" / "helm" / "gpu-train", work / "chart")
+    env = {**ENV, "TMPDIR": str(tmp_path), "KUBEGAP_LINT_NO_CACHE": "1"}
+    result = subprocess.run([sys.executable, "-c", _RENDER_SPY, "private"], cwd=work, env=env,
+                            capture_output=True, text=True)
+    _, scratch, private, *cwd_then = result.stdout.splitlines()[0].split(" ", 3)
+    assert os.path.dirname(scratch) == private and os.path.dirname(private) == str(tmp_path), result.stdout
+    assert os.path.basename(scratch).startswith("charts-") and cwd_then == ["['chart']"]
+    assert result.returncode == 1, result.stderr  # the chart's findings
+    # No private temp folder: each chart is one input error, and nothing is written here.
+    result = subprocess.run([sys.executable, "-c", _RENDER_SPY, "none"], cwd=work, env=env,
+                            capture_output=True, text=True)
+    assert "scratch" not in result.stdout and result.returncode == 2, result.stdout
+    assert "kubegap-lint: chart: cannot be rendered: no private temporary folder" in result.stderr
+    assert os.listdir(work) == ["chart"]

@@ -152,3 +152,48 @@ def test_workloads_inside_a_nested_list_are_linted() -> None:
     result = Linter(Settings(select=["KG101"])).lint_texts([("list.yaml", text)])
     assert result.errors == []
     assert sorted((f.location.line, f.resource.name) for f in result.iter_findings()) == [(17, "inner"), (31, "outer")]
+
+
+def test_claim_names_that_are_not_strings_are_no_claims() -> None:
+    # Found by tests/fuzz/mutate.py: `resources.claims[].name: [1, 2]` raised "unhashable type:
+    # 'list'" while the workload's view was built (an internal error, the workload not linted).
+    deployment = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+      - name: ctr
+        image: ubuntu:22.04
+        resources:
+          claims: [{name: gpus}, {name: [1, 2]}, {name: {a: 1}}]
+          limits: {nvidia.com/gpu: 1}
+      resourceClaims:
+      - {name: gpus, resourceClaimTemplateName: node-gpus}
+      - {name: [1, 2], resourceClaimName: other}
+"""
+    linter = Linter(Settings(select=["KG103"]))  # a GPU Deployment's replicas: it is linted
+    result = linter.lint_texts([("d.yaml", deployment)])
+    assert result.errors == [] and result.workloads == 1
+    assert [(f.rule_id, f.location.line) for f in result.findings] == [("KG103", 6)]
+
+
+@pytest.mark.parametrize("name", ["-1", "8", "{a: 1}", "[x]"])
+def test_a_container_name_that_is_not_a_string_fails_no_policy(name: str) -> None:
+    # Found by tests/fuzz/mutate.py: KG104 and KG403 join the container's name into their
+    # message, and `join` refused a number or a mapping: "policy ... could not be evaluated".
+    pod = f"""apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  containers:
+  - name: {name}
+    image: vllm/vllm-openai:v0.6.0
+    command: [sleep, infinity]
+    resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+    result = Linter(Settings(select=["KG104", "KG403"])).lint_texts([("p.yaml", pod)])
+    assert result.errors == []
+    assert {f.rule_id for f in result.findings} == {"KG403"}

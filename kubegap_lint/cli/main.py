@@ -116,10 +116,20 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
     if charts:
         choices.allow_empty = True  # charts were found (rendered, or skipped with a note): not empty
     if charts and not skip_chart_templates:
-        import tempfile  # only charts need a scratch folder (start-up: tempfile imports shutil, random)
+        from contextlib import ExitStack  # only charts need a scratch folder (start-up)
 
-        with tempfile.TemporaryDirectory(prefix="kubegap-lint-") as scratch:
-            sources += _rendered_charts(charts, scratch, errors, linter.template_places, settings.charts)
+        from kubegap_lint.core.model import InputError
+        from kubegap_lint.core.tempdir import scratch_folder
+
+        with ExitStack() as scratch_kept:
+            # Rendered files go to a private folder in the system's temp folder, never the
+            # current one (tempfile's fallback); none usable: each chart is an input error.
+            try:
+                scratch = scratch_kept.enter_context(scratch_folder("charts-"))
+            except OSError as exc:
+                errors.extend(InputError(chart, f"cannot be rendered: {exc}") for chart in charts)
+            else:
+                sources += _rendered_charts(charts, scratch, errors, linter.template_places, settings.charts)
             settings.chart_dirs.extend(charts)
             result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
     else:

@@ -6,6 +6,8 @@ that case means keeping the data in memory instead."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 
 
@@ -44,3 +46,20 @@ def temporary_file() -> object:
     if folder is None:
         return io.BytesIO()
     return tempfile.TemporaryFile(dir=folder)
+
+
+@contextmanager
+def scratch_folder(prefix: str) -> Iterator[str]:
+    """A new folder inside the private one, removed when the block ends (rendered charts, a
+    chart's marked copy). OSError when there is no private temp folder: never the current one."""
+    import shutil
+    import tempfile
+
+    base = private_temp_dir()
+    if base is None:
+        raise OSError("no private temporary folder could be made (TMPDIR, /tmp, /var/tmp)")
+    folder = tempfile.mkdtemp(prefix=prefix, dir=base)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -28,7 +28,7 @@ import os
 import sys
 from collections.abc import Iterable
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from kubegap_lint.core.model import Finding, InputError
 from kubegap_lint.engine.run import Linter, LintResult, collector_paused, make_result
@@ -36,7 +36,7 @@ from kubegap_lint.input.read import InputFault, ReadStats, Resource, read_chunk
 from kubegap_lint.input.readers import DocumentReader, Documents, ParsedReader
 from kubegap_lint.input.scan import split_documents
 from kubegap_lint.input.sources import Source, discover
-from kubegap_lint.input.text import decode, split_lines
+from kubegap_lint.input.stream import source_lines
 from kubegap_lint.store.spill import SortedSpill
 from kubegap_lint.workloads.index import InputIndex
 
@@ -197,20 +197,30 @@ def lint_paths(linter: Linter, paths: Iterable[str], jobs: int = 0) -> LintResul
     return lint_sources(linter, sources, errors, jobs)
 
 
+def _open_source(source: Source) -> IO[bytes]:
+    if source.fs_path is None:
+        import io
+
+        return io.BytesIO(sys.stdin.buffer.read())
+    return open(source.fs_path, "rb")
+
+
 def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputError], jobs: int) -> LintResult:
     stats = ReadStats()
     units: list[_Unit] = []
     size = 0
     for source in sources:
+        bad_lines: list[int] = []
         try:
-            raw = source.read_bytes()
+            # Read as the stream is (stream.source_lines): an overlong line is cut while read.
+            with _open_source(source) as handle:
+                chunks = list(split_documents(source_lines(handle, bad_lines)))
+                size += handle.tell()
         except OSError as exc:
             errors.append(InputError(source.display, f"cannot be read: {exc.strerror or exc}"))
             continue
         stats.files += 1
-        size += len(raw)
-        text, bad_lines = decode(raw)
-        units.append(_Unit(source.display, list(split_documents(split_lines(text))), sorted(bad_lines)))
+        units.append(_Unit(source.display, chunks, sorted(bad_lines)))
     if choose_path(linter, jobs, size) is RunPath.WHOLE:
         return _serial(linter, units, errors, stats)
     shares = _split(units, jobs, whole_files=_maps_to_charts(linter, units))

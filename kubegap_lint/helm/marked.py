@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kubegap_lint.helm.template_lines import ACTION_BODY_RE, CONTROL_WORDS
+from kubegap_lint.helm.template_lines import CONTROL_WORDS, action_bodies, trimmed_body
 
 if TYPE_CHECKING:
     from kubegap_lint.helm.render import RenderOptions
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from kubegap_lint.input.read import Resource
 
 MARKER_RE = re.compile(r" #@kg(\d+):(\d+)@")
-_ACTION_RE = ACTION_BODY_RE
 _CONTROL_RE = re.compile(rf"^(?:{CONTROL_WORDS})")
 _OPEN_RE = re.compile(r"\{\{-?\s*(?:if|range|with|define|block)\b")
 _END_RE = re.compile(r"\{\{-?\s*end\b")
@@ -57,10 +56,8 @@ class Place:
 
 def _pure_control(text: str) -> bool:
     """A line that holds only control actions: it writes no YAML of its own."""
-    rest = _ACTION_RE.sub("", text).strip()
-    if rest:
-        return False
-    return all(_CONTROL_RE.match(body) for body in _ACTION_RE.findall(text))
+    bodies = action_bodies(text)
+    return bodies is not None and all(_CONTROL_RE.match(trimmed_body(body)) for body in bodies)
 
 
 def mark_template(text: str, file_id: int, partial: bool = False) -> str:
@@ -244,7 +241,7 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str],
             rendered = plain_lines[plain_line - 1]
             # A template line that is all action (`{{- toYaml . | nindent 12 }}`) writes its
             # output's last line too, where the marker lands: that line is the action's as well.
-            approximate = approximate or not _ACTION_RE.sub("", written).strip()
+            approximate = approximate or action_bodies(written) is not None
             if approximate and _literal_key(written, rendered, key_path[-1]):
                 approximate = False
             elif approximate and values is not None:
@@ -262,19 +259,18 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str],
 def exact_lines(chart: str, options: RenderOptions, plain_text: str) -> dict[int, Place]:
     """Template places by rendered line for a chart folder rendered in-process; {} when the
     chart cannot be marked (an archive, a marked render that fails or disagrees)."""
-    import tempfile
-
+    from kubegap_lint.core.tempdir import scratch_folder
     from kubegap_lint.helm.render import HelmError
     from kubegap_lint.helm.sdk import render, set_values
     from kubegap_lint.helm.values_lines import ValuesIndex
 
     if not os.path.isdir(chart):
         return {}
-    with tempfile.TemporaryDirectory(prefix="kubegap-lint-marked-") as scratch:
-        try:
+    try:
+        with scratch_folder("marked-") as scratch:
             copy, files = marked_copy(chart, scratch)  # archived subcharts stay as they are: unmarked
             marked_text = render(copy, options)
             values = ValuesIndex(chart, options, set_values(options))
-        except (HelmError, OSError, shutil.Error):
-            return {}
+    except (HelmError, OSError, shutil.Error):
+        return {}
     return positions(plain_text, marked_text, files, values)

@@ -16,7 +16,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from kubegap_lint.helm.template_lines import ACTION_BODY_RE
+from kubegap_lint.helm.template_lines import action_spans, trimmed_body
 
 if TYPE_CHECKING:
     from kubegap_lint.helm.render import RenderOptions
@@ -60,7 +60,7 @@ def argument(lines: list[str], line: int) -> list[str] | None:
 
     target: str | None = None
     for number, text in enumerate(lines[:line], start=1):
-        for body in ACTION_BODY_RE.findall(text):
+        for body in (trimmed_body(text[start + 2:end - 2]) for start, end in action_spans(text)):
             words = body.split()
             head = words[0] if words else ""
             if number == line:

@@ -22,6 +22,12 @@ MAX_DEPTH = 500
 # The API server refuses request bodies over 3 MiB (etcd's default value limit is 1.5 MiB);
 # 16 MiB of text leaves room for any real manifest and keeps a single document's parse short.
 MAX_DOCUMENT_CHARS = 16 * 1024 * 1024
+# Values (scalars and collections) of one document. Composed and walked, a value costs several
+# hundred bytes (nodes, marks, the data, its positions): 16 MiB of `[{},{},...]` is 5.6 million
+# values and took 3.6 GB. A real object has a few thousand, a large CRD some ten thousands; a
+# million needs about 3 MB of text even written as tersely as `{},`, which is the API server's
+# request limit. The same bound as alias expansion; at it, one document peaks near 710 MiB.
+MAX_NODES = 1_000_000
 
 _FLOW_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 _FLOW_ONLY = re.compile(r"[^\[\]{}]+")
@@ -61,6 +67,43 @@ def depth_exceeds(parser: object) -> Any:
                     return event.start_mark
             elif name in ("MappingEndEvent", "SequenceEndEvent"):
                 depth -= 1
+            elif name == "StreamEndEvent":
+                return None
+    except Exception:
+        return None
+
+
+_INDICATORS = (":", "-", ",", "?", "[", "{")
+
+
+def may_hold_too_many_nodes(text: str, limit: int | None = None) -> bool:
+    """False when the text certainly holds at most `limit` (MAX_NODES) values: a C-speed count.
+
+    Every value but the document's first is a key or value next to a `:`, `?` or `,`, an item
+    after a `-` or `,`, or a collection opened by `[` or `{`; each such character brings at
+    most two (`a:` a key and its empty value). Characters inside strings count too, so this can
+    only over-estimate."""
+    bound = MAX_NODES if limit is None else limit
+    if len(text) <= bound // 2:
+        return False
+    return 2 * sum(map(text.count, _INDICATORS)) + 1 > bound
+
+
+def nodes_exceed(parser: object, limit: int | None = None) -> Any:
+    """Read a fresh parser's events: the start mark of the first value past `limit`
+    (MAX_NODES), or None. Events are made one at a time, so this holds no tree; a syntax error
+    ends the count (composing reports it properly)."""
+    bound = MAX_NODES if limit is None else limit
+    counted = ("ScalarEvent", "MappingStartEvent", "SequenceStartEvent")
+    nodes = 0
+    try:
+        while True:
+            event = parser.get_event()  # type: ignore[attr-defined]
+            name = type(event).__name__
+            if name in counted:
+                nodes += 1
+                if nodes > bound:
+                    return event.start_mark
             elif name == "StreamEndEvent":
                 return None
     except Exception:

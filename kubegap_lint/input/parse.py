@@ -461,18 +461,40 @@ def _hint(chunk: Chunk, where: Position, message: str) -> str:
     return ""
 
 
+def _refusal(chunk: Chunk) -> tuple[str, Any] | None:
+    """Why the document must not be composed, and the parser's mark of where; None when it may.
+    Both checks read the parser's events, which needs no recursion and holds no tree."""
+    from kubegap_lint.input.limits import (
+        MAX_DEPTH,
+        MAX_NODES,
+        depth_exceeds,
+        may_be_too_deep,
+        may_hold_too_many_nodes,
+        nodes_exceed,
+    )
+
+    # Composed, each value costs several hundred bytes: refuse before memory runs out. First:
+    # it is cheaper than the depth bound on a long flow (bench/reading.py).
+    crowded = may_hold_too_many_nodes(chunk.text) and nodes_exceed(_parser_class()(chunk.text))
+    if crowded:
+        return (f"this document holds more than {MAX_NODES:,} values; it is not linted"
+                " (no real object holds that many)", crowded)
+    # Composing would recurse in C once per level: refuse before it can crash.
+    deep = may_be_too_deep(chunk.text) and depth_exceeds(_parser_class()(chunk.text))
+    if deep:
+        return (f"this document nests more than {MAX_DEPTH:,} levels deep; it is not linted"
+                " (no manifest needs that many)", deep)
+    return None
+
+
 def parse_chunk(chunk: Chunk) -> ParsedDocument:
     """Parse one document's text; a fault becomes a problem, never an exception."""
     fallback = Position(chunk.first_line + 1, 1)
     walker = _Walker(chunk.first_line)
-    from kubegap_lint.input.limits import MAX_DEPTH, depth_exceeds, may_be_too_deep
-
-    deep = may_be_too_deep(chunk.text) and depth_exceeds(_parser_class()(chunk.text))
-    if deep:
-        # Composing would recurse in C once per level: refuse before it can crash.
-        message = (f"this document nests more than {MAX_DEPTH:,} levels deep; it is not linted"
-                   " (no manifest needs that many)")
-        where = Position(deep.line + 1 + chunk.first_line, deep.column + 1)
+    refusal = _refusal(chunk)
+    if refusal is not None:
+        message, mark = refusal
+        where = Position(mark.line + 1 + chunk.first_line, mark.column + 1)
         return ParsedDocument(None, walker.index, fallback, [ParseProblem("document-too-large", message, where)])
     try:
         node = _compose(chunk.text)

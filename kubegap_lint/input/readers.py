@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import IO, Protocol
 
 from kubegap_lint.core.model import InputError
 from kubegap_lint.input.read import InputFault, ReadStats, Resource, read_chunk, read_lines, read_text
@@ -59,19 +59,24 @@ class SourceReader:
 
         self.sources = sources
         self.stdin = StdinSpool()
+        # Per file read: what fstat said when it was opened, and the SHA-256 of the bytes read.
+        # A second reading (stream.PendingWorkloads) picks documents by their number, so a file
+        # that changed in between would give other documents: it must be the same file.
+        self.seen: dict[int, tuple[tuple[int, ...], bytes]] = {}
 
     def read(self, stats: ReadStats, errors: list[InputError]) -> Iterator[tuple[int, Item]]:
         for number, source in enumerate(self.sources):
-            for item in self._read_source(source, stats, errors):
+            for item in self._read_source(number, source, stats, errors):
                 yield number, item
 
     def read_again(self, number: int, wanted: Callable[[int], bool],
                    errors: list[InputError]) -> Iterator[Item]:
-        return self._read_source(self.sources[number], ReadStats(), errors, wanted)
+        return self._read_source(number, self.sources[number], ReadStats(), errors, wanted)
 
-    def _read_source(self, source: Source, stats: ReadStats, errors: list[InputError],
+    def _read_source(self, number: int, source: Source, stats: ReadStats, errors: list[InputError],
                      wanted: Callable[[int], bool] | None = None) -> Iterator[Item]:
-        """The items of one source as they are read; an OS error becomes an input error."""
+        """The items of one source as they are read; an OS error becomes an input error, and so
+        does a file that is not the same on its second reading as on its first."""
         from kubegap_lint.input.stream import source_lines
 
         try:
@@ -80,13 +85,56 @@ class SourceReader:
             errors.append(InputError(source.display, f"cannot be read: {exc.strerror or exc}"))
             return
         try:
+            reading: IO[bytes] = handle
+            if source.fs_path is not None:
+                identity = _identity(handle)
+                first = self.seen.get(number)
+                if first is not None and first[0] != identity:
+                    errors.append(InputError(source.display, CHANGED))
+                    return
+                reading = _Digesting(handle)  # type: ignore[assignment]  # reads like a file
             stats.files += 1
             bad_lines: list[int] = []
-            yield from read_lines(source.display, source_lines(handle, bad_lines), stats, bad_lines, wanted)
+            yield from read_lines(source.display, source_lines(reading, bad_lines), stats, bad_lines, wanted)
+            if isinstance(reading, _Digesting):
+                digest = reading.digest.digest()
+                if first is None:
+                    self.seen[number] = (identity, digest)
+                elif first[1] != digest:  # changed within fstat's resolution, or while read
+                    errors.append(InputError(source.display, CHANGED))
         except OSError as exc:  # e.g. a read error half-way, or a folder that replaced the file
             errors.append(InputError(source.display, f"cannot be read: {exc.strerror or exc}"))
         finally:
             handle.close()
+
+
+CHANGED = ("changed while it was being linted (its two readings differ), so its findings may be"
+           " wrong or missing; lint it again")
+
+
+def _identity(handle: IO[bytes]) -> tuple[int, ...]:
+    import os
+
+    status = os.fstat(handle.fileno())
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+
+
+class _Digesting:
+    """A file whose bytes are hashed as they are read."""
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        import hashlib
+
+        self.handle = handle
+        self.digest = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.handle.read(size)
+        self.digest.update(data)
+        return data
+
+    def close(self) -> None:
+        self.handle.close()
 
 
 class _InMemory:

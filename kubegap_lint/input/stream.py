@@ -15,7 +15,8 @@ from array import array
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
-from kubegap_lint.input.text import BOMS, decode, split_lines
+from kubegap_lint.input.limits import MAX_DOCUMENT_CHARS
+from kubegap_lint.input.text import BOMS, split_lines
 
 BLOCK_BYTES = 1 << 20
 # Workloads kept parsed until the end of a run, counted in characters of their documents'
@@ -27,46 +28,148 @@ RETAIN_CHARS = 1024 * 1024
 STDIN_SPOOL_BYTES = 16 * 1024 * 1024
 
 
-def source_lines(handle: IO[bytes], bad_lines: list[int]) -> Iterator[str]:
+def source_lines(handle: IO[bytes], bad_lines: list[int], max_line_chars: int | None = None) -> Iterator[str]:
     """The decoded lines of a byte stream, with their ends; lines holding bytes that are not
-    UTF-8 are appended (1-based, ascending) to bad_lines as they are met."""
+    UTF-8 are appended (1-based, ascending) to bad_lines as they are met.
+
+    A line is never longer than max_line_chars (default limits.MAX_DOCUMENT_CHARS) plus one
+    block: past that its document is too large anyway (scan.py drops its text), so only its
+    first part is kept, as one line, and the rest up to its end is read and dropped. Time stays
+    linear and memory bounded whatever the line length (a 2 GB file with no line end)."""
+    limit = MAX_DOCUMENT_CHARS if max_line_chars is None else max_line_chars
     head = handle.read(4)
     for bom, encoding in BOMS:
         if head.startswith(bom) and encoding != "utf-8":
-            # UTF-16 and UTF-32 files are rare and small: decode them whole.
-            text, bad = decode(head + handle.read())
-            bad_lines.extend(bad)
-            yield from split_lines(text)
-            return
+            handle = _Transcoded(handle, encoding, head[len(bom):])  # type: ignore[assignment]
+            head = b""
+            break
     if head.startswith(BOMS[2][0]):
         head = head[3:]
     line_no = 0
-    carry = head
+    pending: list[bytes] = []  # the bytes of the line not ended yet, in blocks (joined once: linear)
+    pending_chars = 0
     while True:
-        block = handle.read(BLOCK_BYTES)
-        data = carry + block
-        if block:
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:  # no line end yet: keep reading (one line is one line, however long)
-                carry = data
-                continue
-            data, carry = data[:cut], data[cut:]
-        elif not data:
+        block = head + handle.read(BLOCK_BYTES)
+        head = b""
+        if not block:
+            lines = _decoded_lines(b"".join(pending), line_no, bad_lines)
+            yield from lines
             return
-        try:
-            lines = split_lines(data.decode("utf-8"))
-        except UnicodeDecodeError:
-            lines = []
-            for raw in data.splitlines(True):  # bytes split at \n, \r\n and \r only
-                try:
-                    lines.extend(split_lines(raw.decode("utf-8")))
-                except UnicodeDecodeError:
-                    bad_lines.append(line_no + len(lines) + 1)
-                    lines.extend(split_lines(raw.decode("utf-8", errors="replace")))
+        cut = _last_line_end(block)
+        if cut == 0:  # no line end yet: keep the block, up to the limit
+            if pending and pending[-1].endswith(b"\r"):  # that \r ended a line after all
+                lines = _decoded_lines(b"".join(pending), line_no, bad_lines)
+                line_no += len(lines)
+                yield from lines
+                pending, pending_chars = [], 0
+            pending.append(block)
+            pending_chars += _chars(block)
+            if pending_chars > limit:
+                joined, pending = b"".join(pending), []
+                lines = _decoded_lines(_whole_chars(joined), line_no, bad_lines)
+                del joined
+                if lines and not lines[-1].endswith(("\n", "\r")):
+                    lines[-1] += "\n"
+                line_no += len(lines)
+                yield from lines
+                del lines
+                head = _skip_line(handle)  # what follows the line: read with the next block
+                pending_chars = 0
+            continue
+        lines = _decoded_lines(b"".join(pending) + block[:cut], line_no, bad_lines)
+        pending = [block[cut:]]
+        pending_chars = _chars(pending[0])
         line_no += len(lines)
         yield from lines
+
+
+_CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that continue a character
+
+
+def _chars(data: bytes) -> int:
+    """How many characters UTF-8 bytes hold (exact for valid UTF-8), at C speed."""
+    return len(data.translate(None, _CONTINUATION))
+
+
+def _last_line_end(block: bytes) -> int:
+    """Where the block's last complete line ends (0: none). A \r as its last byte may be
+    half of a \r\n, so it waits for the next block."""
+    return max(block.rfind(b"\n"), block.rfind(b"\r", 0, len(block) - 1)) + 1
+
+
+def _whole_chars(data: bytes) -> bytes:
+    """Data cut before a character that the cut of a long line may have split."""
+    end = len(data)
+    at = end - 1
+    while at >= 0 and end - at < 4 and 0x80 <= data[at] < 0xC0:
+        at -= 1
+    return data[:at] if at >= 0 and data[at] >= 0xC0 else data
+
+
+def _skip_line(handle: IO[bytes]) -> bytes:
+    """Read up to the end of the current line and drop it; the bytes after that end."""
+    while True:
+        block = handle.read(BLOCK_BYTES)
         if not block:
-            return
+            return b""
+        ends = [at for at in (block.find(b"\n"), block.find(b"\r")) if at >= 0]
+        if not ends:
+            continue
+        at = min(ends)
+        if block[at] == 0x0D:  # \r: a \r\n is one line end, also across two blocks
+            if at + 1 == len(block):
+                after = handle.read(BLOCK_BYTES)
+                return after[1:] if after.startswith(b"\n") else after
+            if block[at + 1] == 0x0A:
+                at += 1
+        return block[at + 1:]
+
+
+def _decoded_lines(data: bytes, line_no: int, bad_lines: list[int]) -> list[str]:
+    """The lines of data (complete lines, or the end of the stream) that start after line_no."""
+    try:
+        return split_lines(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        lines: list[str] = []
+        for raw in data.splitlines(True):  # bytes split at \n, \r\n and \r only
+            try:
+                lines.extend(split_lines(raw.decode("utf-8")))
+            except UnicodeDecodeError:
+                bad_lines.append(line_no + len(lines) + 1)
+                lines.extend(split_lines(raw.decode("utf-8", errors="replace")))
+        return lines
+
+
+def _not_text(error: UnicodeError) -> tuple[str, int]:
+    """A lone surrogate for what does not decode: UTF-8 cannot encode it strictly."""
+    return "\udc80", error.end  # type: ignore[attr-defined]
+
+
+class _Transcoded:
+    """A UTF-16 or UTF-32 stream read as UTF-8, block by block (rare files, but no reason to
+    read them whole). A sequence that does not decode becomes bytes that are not UTF-8, so its
+    line is reported as such."""
+
+    def __init__(self, handle: IO[bytes], encoding: str, start: bytes) -> None:
+        import codecs
+
+        self.handle = handle
+        codecs.register_error("kubegap-lint-not-text", _not_text)
+        self.decoder = codecs.getincrementaldecoder(encoding)("kubegap-lint-not-text")
+        self.start = start
+        self.done = False
+
+    def read(self, size: int) -> bytes:
+        while not self.done:
+            raw, self.start = self.start + self.handle.read(size), b""
+            self.done = not raw
+            text = self.decoder.decode(raw, final=self.done)
+            if text:
+                return text.encode("utf-8", "surrogatepass")
+        return b""
+
+    def close(self) -> None:
+        self.handle.close()
 
 
 class StdinSpool:

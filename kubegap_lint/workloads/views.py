@@ -155,6 +155,14 @@ def container_locations(raw: dict[str, Any], mounts: list[dict[str, Any]],
     return found
 
 
+def name_text(value: Any) -> str | None:
+    """A container's name as text for policies (`join` needs strings): the API server takes
+    only strings, so a number is printed and a list or mapping is no name (found by the fuzz)."""
+    if value is None or isinstance(value, str):
+        return value
+    return None if isinstance(value, (dict, list)) else str(value)
+
+
 def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[str, Any],
                 container_path: str, role: str, where: Where = (),
                 entry_paths: dict[str, Where] | None = None) -> list[EnvRecord]:
@@ -167,7 +175,7 @@ def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[s
         "entry": entries.get(name),
         "from": "env" if name in entries else "command or envFrom",
         "role": role,
-        "container": raw.get("name"),
+        "container": name_text(raw.get("name")),
         "container_node": raw,
         "path": f"{container_path}.env.{name}",
         "key_paths": {".": paths.get(name, where), "entry": paths.get(name), "container_node": where},
@@ -209,10 +217,12 @@ class ViewBuilder:
 
     def device_claims(self, spec: dict[str, Any], container: dict[str, Any], namespace: str | None) -> dict[str, int | None]:
         """GPUs a container gets through DRA claims whose claim object is in the input."""
-        used = {c.get("name") for c in as_list(as_dict(container.get("resources")).get("claims")) if isinstance(c, dict)}
+        # Names are strings only: a list or mapping there (no real manifest) is not hashable.
+        used = {c.get("name") for c in as_list(as_dict(container.get("resources")).get("claims"))
+                if isinstance(c, dict) and isinstance(c.get("name"), str)}
         found: dict[str, int | None] = {}
         for claim in as_list(spec.get("resourceClaims")):
-            if not isinstance(claim, dict) or claim.get("name") not in used:
+            if not isinstance(claim, dict) or not isinstance(claim.get("name"), str) or claim["name"] not in used:
                 continue
             source = as_dict(claim.get("source")) or claim
             template_name = source.get("resourceClaimTemplateName")
@@ -573,7 +583,7 @@ class ViewBuilder:
         locations = container_locations(raw, mounts, where)
         env_list = env_records(raw, env, entries, container_path, role, where, entry_paths)
         view = {
-            "name": raw.get("name"),
+            "name": name_text(raw.get("name")),
             "index": position,
             "path": f"{pod_path}.spec.{'initContainers' if init else 'containers'}[{position}]",
             "init": init,
