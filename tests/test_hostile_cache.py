@@ -147,6 +147,27 @@ def test_a_catalog_cache_without_the_workload_rules_changes_nothing(tmp_path, fr
     assert b"does not match the policy files" in second.stderr
 
 
+def test_an_ast_written_into_the_catalog_cache_changes_nothing(tmp_path, fresh) -> None:
+    """The cache holds policy texts, never parsed expressions: an edited entry (a correct
+    digest) that carries another AST for a policy's expression is not read."""
+    folder = tmp_path / "cache"
+    env = {"KUBEGAP_LINT_CACHE_DIR": str(folder)}
+    target = str(BAD / "bad-no-spread.yaml")
+    first = run_cli(target, "--select", "KG101", env=env)
+    assert first.returncode == 1 and _findings(first)
+
+    def other_asts(data):
+        never = {"type": "literal", "value": False, "children": []}
+        data["asts"] = {p["data"]["violation"]: never for p in data["policies"] if "violation" in p["data"]}
+        for record in data["policies"]:
+            record["ast"] = never
+        return data
+
+    _rewrite(folder / "catalog.json", other_asts)
+    second = run_cli(target, "--select", "KG101", env=env)
+    assert second.stdout == first.stdout and second.returncode == 1
+
+
 def test_a_damaged_or_symlinked_cache_file_is_ignored(tmp_path, fresh, monkeypatch) -> None:
     folder = tmp_path / "cache"
     monkeypatch.setenv("KUBEGAP_LINT_CACHE_DIR", str(folder))

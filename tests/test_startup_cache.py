@@ -101,3 +101,94 @@ def test_warm_start_imports_no_jsonschema_and_prints_the_same(tmp_path) -> None:
         env={**os.environ, "PYTHONPATH": str(REPO), **env},
     )
     assert probe.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_a_warm_load_parses_an_expression_at_its_first_use_from_its_own_text(cache, monkeypatch) -> None:
+    import jmespath
+
+    first = load_catalog()
+    parsed: list[str] = []
+    real = jmespath.compile
+    monkeypatch.setattr(jmespath, "compile", lambda text: parsed.append(text) or real(text))
+    second = load_catalog()
+    assert parsed == []  # a run that evaluates nothing parses nothing
+    pairs = [(a, b) for p, q in zip(first.policies, second.policies, strict=True)
+             for a, b in zip(catalog_module.expressions(p), catalog_module.expressions(q), strict=True)]
+    assert len(pairs) > 100
+    for (field_a, a), (field_b, b) in pairs:
+        assert field_a == field_b and a.expression == b.expression
+        assert b.parsed == a.parsed  # parsed now, from the cached policy's own text
+    assert sorted(set(parsed)) == sorted({b.expression for _, (_, b) in pairs})
+
+
+def test_the_pattern_check_parses_only_expressions_that_call_match(cache, monkeypatch) -> None:
+    import dataclasses
+
+    import jmespath
+
+    from kubegap_lint.engine.run import Linter
+
+    load_catalog()
+    warm = load_catalog()
+    parsed: list[str] = []
+    real = jmespath.compile
+    monkeypatch.setattr(jmespath, "compile", lambda text: parsed.append(text) or real(text))
+    Linter(catalog=warm)
+    assert parsed and all("match" in text for text in parsed)
+    broken = dataclasses.replace(warm.policies[0], applies_to=catalog_module.LazyExpression("match('(', kind)"))
+    with pytest.raises(DataFileError) as raised:
+        Linter(catalog=dataclasses.replace(warm, policies=[broken, *warm.policies[1:]]))
+    assert "applies_to" in str(raised.value) and "does not compile" in str(raised.value)
+
+
+def test_outside_a_work_tree_git_is_not_started(tmp_path, monkeypatch) -> None:
+    from kubegap_lint.input import git
+
+    started: list[tuple[str, ...]] = []
+    monkeypatch.setattr(git, "_git", lambda folder, *args: started.append(args) or None)
+    for name in git._DISCOVERY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    git._top_level.cache_clear()
+    (tmp_path / "plain").mkdir()
+    assert git.top_level(str(tmp_path / "plain")) is None
+    assert started == []
+    (tmp_path / "repo" / ".git").mkdir(parents=True)  # a .git above: git is asked
+    (tmp_path / "repo" / "sub").mkdir()
+    git.top_level(str(tmp_path / "repo" / "sub"))
+    for name in ("a.yaml", "b.yaml"):  # files of one folder: git is asked once for the folder
+        git.top_level(str(tmp_path / "repo" / "sub" / name))
+    assert started == [("rev-parse", "--show-toplevel")]
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "elsewhere"))  # git may find a repository anyway
+    git._top_level.cache_clear()
+    git.top_level(str(tmp_path / "plain"))
+    assert len(started) == 2
+    git._top_level.cache_clear()
+
+
+def test_a_changed_module_changes_the_code_digest(tmp_path) -> None:
+    import os
+
+    from kubegap_lint.catalog import cache as cache_module
+
+    (tmp_path / "m.py").write_text("x = 1\n", encoding="utf-8")
+    before = cache_module.code_digest((tmp_path,))
+    os.utime(tmp_path / "m.py", ns=(1, 1))
+    cache_module.code_digest.cache_clear()
+    assert cache_module.code_digest((tmp_path,)) != before
+    cache_module.code_digest.cache_clear()
+
+
+def test_a_clean_file_without_workloads_imports_only_what_it_uses(tmp_path) -> None:
+    (tmp_path / "src").mkdir()
+    manifest = tmp_path / "src" / "one.yaml"
+    manifest.write_text(CLEAN, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "KUBEGAP_LINT_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("KUBEGAP_LINT_NO_CACHE", None)
+    unused = ["jsonschema", "tempfile", "subprocess", "shutil", "kubegap_lint.workloads.views",
+              "kubegap_lint.workloads.viewfacts", "kubegap_lint.engine.estimate"]
+    code = ("import sys; sys.argv=['kubegap-lint', sys.argv[1]];"
+            "import kubegap_lint.cli.main as c\ntry:\n c.main()\nexcept SystemExit:\n pass\n"
+            f"print([m for m in {unused!r} if m in sys.modules], file=sys.stderr)")
+    runs = [subprocess.run([sys.executable, "-c", code, str(manifest)], capture_output=True, text=True,
+                           cwd=str(tmp_path), env=env) for _ in range(2)]
+    assert runs[1].stderr.strip().splitlines()[-1] == "[]", runs[1].stderr

@@ -15,7 +15,7 @@ against `jmespath.search`.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from jmespath.visitor import _equals, _Expression, _is_actual_number
@@ -259,14 +259,7 @@ class Compiler:
 
         def project(value: Any) -> Any:
             items = base(value)
-            if not isinstance(items, list):
-                return None
-            collected = []
-            for item in items:
-                current = step(item)
-                if current is not None:
-                    collected.append(current)
-            return collected
+            return _collect(step, items) if isinstance(items, list) else None
 
         return project
 
@@ -280,12 +273,7 @@ class Compiler:
                 items = found.values()
             except AttributeError:
                 return None
-            collected = []
-            for item in items:
-                current = step(item)
-                if current is not None:
-                    collected.append(current)
-            return collected
+            return _collect(step, items)
 
         return project_values
 
@@ -433,3 +421,13 @@ def _argument_checks(spec: dict[str, Any], count: int) -> tuple[frozenset[str] |
 
 def _same(value: Any) -> Any:
     return value
+
+
+def _collect(step: Evaluator, items: Iterable[Any]) -> list[Any]:
+    """Each item through step, nulls left out: what every projection returns."""
+    collected = []
+    for item in items:
+        current = step(item)
+        if current is not None:
+            collected.append(current)
+    return collected

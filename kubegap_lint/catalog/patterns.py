@@ -146,18 +146,25 @@ def expression_pattern_errors(ast: dict[str, Any], params: dict[str, Any]) -> li
     return problems
 
 
+def _policy_asts(policy: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The parsed ASTs of a policy's expressions that call match(), by field. Only an
+    expression whose text names match() can pass it a pattern: the rest are neither walked nor,
+    from the cache, parsed (start-up)."""
+    from kubegap_lint.catalog.policies import expressions
+
+    found = []
+    for key, expression in expressions(policy):
+        if "match" in getattr(expression, "expression", "match"):
+            ast = getattr(expression, "parsed", None)
+            if isinstance(ast, dict):
+                found.append((key, ast))
+    return found
+
+
 def policy_pattern_errors(policies: list[Any], params: dict[str, Any]) -> list[str]:
     """One line per pattern that does not compile: the policy file, the field, and why."""
     errors: list[str] = []
     for policy in policies:
-        fields: list[tuple[str, Any]] = [
-            (key, getattr(policy, key, None)) for key in ("applies_to", "for_each", "violation", "severity_expr")
-        ]
-        fields += [(f"at[{i}]", expression) for i, (_, expression) in enumerate(policy.at or ())]
-        if policy.message is not None:
-            fields += [("message", part) for part in policy.message.parts if not isinstance(part, str)]
-        for key, expression in fields:
-            ast = getattr(expression, "parsed", None)
-            if isinstance(ast, dict):
-                errors.extend(f"{policy.path}: {key}: {problem}" for problem in expression_pattern_errors(ast, params))
+        for key, ast in _policy_asts(policy):
+            errors.extend(f"{policy.path}: {key}: {problem}" for problem in expression_pattern_errors(ast, params))
     return errors

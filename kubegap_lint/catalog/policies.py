@@ -139,10 +139,43 @@ class Catalog:
         return [p for p in self.policies if key in p.tags]
 
 
-def _compile(expression: str, display: str, data: Any, positions: PositionIndex, path: list[Any]) -> Any:
+class LazyExpression:
+    """A JMESPath expression of a policy from the cache (its file was validated and every
+    expression compiled when the cache was made), parsed from its text at its first use: a run
+    that evaluates no workload parses none. The cache holds the text only, never an AST, so the
+    AST used is always the parse of the policy's own text, under the same limits as a load from
+    the files. Stands in for jmespath's ParsedResult (`expression`, `parsed`, `search`)."""
+
+    __slots__ = ("expression", "_parsed")
+
+    def __init__(self, expression: str) -> None:
+        self.expression = expression
+        self._parsed: dict[str, Any] | None = None
+
+    @property
+    def parsed(self) -> dict[str, Any]:
+        if self._parsed is None:
+            import jmespath
+
+            self._parsed = jmespath.compile(self.expression).parsed
+        return self._parsed
+
+    def search(self, value: Any, options: Any = None) -> Any:
+        from jmespath import visitor
+
+        return visitor.TreeInterpreter(options).visit(self.parsed, value)
+
+    def __repr__(self) -> str:
+        return f"LazyExpression({self.expression!r})"
+
+
+def _compile(expression: str, display: str, data: Any, positions: PositionIndex, path: list[Any],
+             lazy: bool = False) -> Any:
     import jmespath
     from jmespath.exceptions import JMESPathError
 
+    if lazy:
+        return LazyExpression(expression)
     try:
         return jmespath.compile(expression)
     except JMESPathError as exc:
@@ -152,7 +185,8 @@ def _compile(expression: str, display: str, data: Any, positions: PositionIndex,
         raise DataFileError([f"{place}: {'.'.join(map(str, path))}: JMESPath does not compile: {detail}"]) from None
 
 
-def _template(text: str, display: str, data: Any, positions: PositionIndex) -> MessageTemplate:
+def _template(text: str, display: str, data: Any, positions: PositionIndex,
+              lazy: bool = False) -> MessageTemplate:
     parts: list[Any] = []
     position = 0
     for match in _PLACEHOLDER_RE.finditer(text):
@@ -161,7 +195,7 @@ def _template(text: str, display: str, data: Any, positions: PositionIndex) -> M
         if token in ("{{", "}}"):
             parts.append(token[0])
         else:
-            parts.append(_compile(match.group(1).strip(), display, data, positions, ["message"]))
+            parts.append(_compile(match.group(1).strip(), display, data, positions, ["message"], lazy))
         position = match.end()
     parts.append(text[position:])
     return MessageTemplate(text, tuple(p for p in parts if p != ""))
@@ -172,8 +206,10 @@ def load_policy(path: Path) -> Policy:
     return policy_from_data(data, str(path), positions, path.name)
 
 
-def policy_from_data(data: dict[str, Any], display: str, positions: PositionIndex, file_name: str) -> Policy:
-    """A Policy from a file's validated data (from the file, or from the cache)."""
+def policy_from_data(data: dict[str, Any], display: str, positions: PositionIndex, file_name: str,
+                     lazy: bool = False) -> Policy:
+    """A Policy from a file's validated data (from the file, or from the cache: `lazy`, its
+    expressions parsed at their first use)."""
     expected = f"{data['id']}-{data['name']}.yaml"
     if file_name != expected:
         raise DataFileError([f"{display}: the file of policy {data['id']} must be named {expected}"])
@@ -182,13 +218,13 @@ def policy_from_data(data: dict[str, Any], display: str, positions: PositionInde
     if scope == "workload":
         for key in ("applies_to", "for_each", "violation", "severity_expr"):
             if key in data:
-                compiled[key] = _compile(data[key], display, data, positions, [key])
+                compiled[key] = _compile(data[key], display, data, positions, [key], lazy)
         at_list = data.get("at", [])
         at_list = [at_list] if isinstance(at_list, str) else at_list
         compiled["at"] = tuple(
-            (text, _compile(text, display, data, positions, ["at", i])) for i, text in enumerate(at_list)
+            (text, _compile(text, display, data, positions, ["at", i], lazy)) for i, text in enumerate(at_list)
         )
-        compiled["message"] = _template(data["message"], display, data, positions)
+        compiled["message"] = _template(data["message"], display, data, positions, lazy)
     return Policy(
         id=data["id"],
         name=data["name"],
@@ -265,6 +301,18 @@ def _cached_catalog(folder: Path) -> Catalog:
     return catalog
 
 
+def expressions(policy: Policy) -> list[tuple[str, Any]]:
+    """Every compiled expression of a policy, by field: applies_to ... at[i], message."""
+    fields: list[tuple[str, Any]] = [
+        (key, getattr(policy, key)) for key in ("applies_to", "for_each", "violation", "severity_expr")
+        if getattr(policy, key) is not None
+    ]
+    fields += [(f"at[{i}]", expression) for i, (_, expression) in enumerate(policy.at)]
+    if policy.message is not None:
+        fields += [("message", part) for part in policy.message.parts if not isinstance(part, str)]
+    return fields
+
+
 def _as_plain(catalog: Catalog) -> dict[str, Any]:
     """What the catalog is built from, as JSON-ready data (the validated files' contents)."""
     return {
@@ -283,7 +331,7 @@ def _rebuild(found: Any, folder: Path) -> Catalog:
     if not isinstance(records, list) or sorted(r["file"] for r in records) != sorted(files):
         raise ValueError("not the policy files of the folder")
     incidents = incidents_from_data(found["incidents"], folder / "incidents.yaml")
-    policies = [policy_from_data(r["data"], str(files[r["file"]]), PositionIndex(), r["file"])
+    policies = [policy_from_data(r["data"], str(files[r["file"]]), PositionIndex(), r["file"], lazy=True)
                 for r in records]
     if any(e not in incidents for p in policies for e in p.evidence):
         raise ValueError("unknown evidence")

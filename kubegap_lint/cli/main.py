@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from typing import Any
 
 import click
@@ -116,10 +115,14 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
     sources, charts = split_chart_sources(sources)
     if charts:
         choices.allow_empty = True  # charts were found (rendered, or skipped with a note): not empty
-    with tempfile.TemporaryDirectory(prefix="kubegap-lint-") as scratch:
-        if charts and not skip_chart_templates:
+    if charts and not skip_chart_templates:
+        import tempfile  # only charts need a scratch folder (start-up: tempfile imports shutil, random)
+
+        with tempfile.TemporaryDirectory(prefix="kubegap-lint-") as scratch:
             sources += _rendered_charts(charts, scratch, errors, linter.template_places)
             settings.chart_dirs.extend(charts)
+            result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
+    else:
         result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
     report_and_exit(result, linter, fmt, output, no_colour, show_suppressed, sarif_root, sarif_category,
                     choices)
@@ -131,7 +134,15 @@ def _repository_context(paths: tuple[str, ...], sources: list[Any], excludes: li
     from kubegap_lint.helm.render import chart_root
     from kubegap_lint.workloads.repofacts import repository_context
 
-    return repository_context(paths, sources, excludes, lambda path: chart_root(path) is not None)
+    in_chart: dict[str, bool] = {}  # by folder: a file's chart is its folder's (the tree's files share few)
+
+    def skip(path: str) -> bool:
+        folder = os.path.dirname(os.path.abspath(path))
+        if folder not in in_chart:
+            in_chart[folder] = chart_root(path) is not None
+        return in_chart[folder]
+
+    return repository_context(paths, sources, excludes, skip)
 
 
 def _config_paths(paths: tuple[str, ...], stdin_name: str | None) -> tuple[str, ...]:

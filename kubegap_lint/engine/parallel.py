@@ -28,10 +28,9 @@ import os
 import sys
 from collections.abc import Iterable
 from dataclasses import fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubegap_lint.core.model import Finding, InputError
-from kubegap_lint.engine.estimate import Estimate
 from kubegap_lint.engine.run import Linter, LintResult, collector_paused, make_result
 from kubegap_lint.input.read import InputFault, ReadStats, Resource, read_chunk
 from kubegap_lint.input.readers import DocumentReader, Documents, ParsedReader
@@ -40,6 +39,9 @@ from kubegap_lint.input.sources import Source, discover
 from kubegap_lint.input.text import decode, split_lines
 from kubegap_lint.store.spill import SortedSpill
 from kubegap_lint.workloads.index import InputIndex
+
+if TYPE_CHECKING:
+    from kubegap_lint.engine.estimate import Estimate
 
 # Below this many bytes of input, forking and shipping findings back costs more than it saves.
 MIN_PARALLEL_BYTES = 1_000_000

@@ -22,7 +22,6 @@ from kubegap_lint.catalog.policies import Catalog, Policy, load_catalog
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.core.errors import DataFileError, KubegapError
 from kubegap_lint.core.model import Finding, InputError, Location, Severity
-from kubegap_lint.engine.estimate import Estimate, estimate
 from kubegap_lint.engine.evaluate import evaluate_workload, fault_finding, key_path_of
 from kubegap_lint.engine.locate import Tracker
 from kubegap_lint.input.read import InputFault, ReadStats, Resource
@@ -34,6 +33,8 @@ from kubegap_lint.workloads.index import InputIndex
 from kubegap_lint.workloads.kinds import KindRule, KindTable, load_kind_table
 
 if TYPE_CHECKING:
+    from kubegap_lint.engine.estimate import Estimate
+    from kubegap_lint.workloads.views import ViewBuilder
     from kubegap_lint.workloads.viewtypes import WorkloadView
 
 
@@ -301,7 +302,6 @@ class _Run:
     def __init__(self, linter: Linter, errors: list[InputError], keep_views: bool,
                  index: InputIndex | None = None, facts_in_memory: int | None = None) -> None:
         from kubegap_lint.helm.mapping import TemplateMapper
-        from kubegap_lint.workloads.views import ViewBuilder
 
         self.linter = linter
         self.errors = errors
@@ -315,10 +315,20 @@ class _Run:
         self.estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(lambda pair: pair[0])
         self.views: list[tuple[int, WorkloadView]] = []
         self.workloads = 0
-        params = linter.params
-        self.builder = ViewBuilder(self.index, params.get("gpu_resources", []), params.get("nccl_gpu_resources", []),
-                                   linter.kind_table, params.get("diagnostic_commands", []))
+        self._builder: ViewBuilder | None = None  # made at the first workload (start-up: an input
+        # without workloads never imports the view modules)
         self.interpreter = linter._interpreter()
+
+    @property
+    def builder(self) -> ViewBuilder:
+        if self._builder is None:
+            from kubegap_lint.workloads.views import ViewBuilder
+
+            params = self.linter.params
+            self._builder = ViewBuilder(self.index, params.get("gpu_resources", []),
+                                        params.get("nccl_gpu_resources", []), self.linter.kind_table,
+                                        params.get("diagnostic_commands", []))
+        return self._builder
 
     def take(self, item: Resource | InputFault) -> KindRule | None:
         """Report a fault, or note what a resource tells; its workload rule when it is one."""
@@ -347,6 +357,8 @@ class _Run:
             view = self.builder.workload_view(resource, rule)
             if view is None:
                 return
+            from kubegap_lint.engine.estimate import estimate
+
             found = estimate(view, Location(resource.path, resource.start.line, resource.start.column),
                              resource.ref(), self.linter.params.get("interruption_reference"))
         except KubegapError:

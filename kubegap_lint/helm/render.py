@@ -9,8 +9,6 @@ engine (sdk.py), or as `helm template` when asked with --helm. Every failure bec
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -44,6 +42,8 @@ class RenderOptions:
 
 def find_helm(explicit: str | None = None) -> str:
     """The helm executable to run: `--helm PATH`, else `helm` on PATH."""
+    import shutil  # here, not at the top: a run without charts never needs it (start-up)
+
     if explicit:
         if os.path.isfile(explicit) and os.access(explicit, os.X_OK):
             return explicit
@@ -86,6 +86,8 @@ def template_command(helm: str, chart: str, options: RenderOptions) -> list[str]
 
 def render(helm: str, chart: str, options: RenderOptions, timeout: float = 300) -> str:
     """The output of `helm template` for one chart."""
+    import subprocess
+
     command = template_command(helm, chart, options)
     try:
         done = subprocess.run(command, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)

@@ -58,13 +58,13 @@ def summary_line(result: LintResult) -> str:
 
 def estimate_lines(result: LintResult, params: dict[str, Any]) -> Iterator[str]:
     """One line per multi-pod GPU training workload: how often to expect an interruption."""
-    from kubegap_lint.engine.estimate import basis_text, interval_text
-
     reference = params.get("interruption_reference")
     if not reference:
         return
     for number, item in enumerate(result.iter_estimates()):
         if number == 0:
+            from kubegap_lint.engine.estimate import basis_text, interval_text  # only with estimates
+
             yield f"Expected interruptions {basis_text(reference)}:"
         loc = item.location
         yield safe_text(f"  {loc.path}:{loc.line}:{loc.column}: {item.resource.display()}:"
