@@ -48,10 +48,12 @@ def run_lint(checkout: Path, stream: Path, sample: Sample) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", type=Path, required=True, help="the other checkout")
+    parser.add_argument("--after", type=Path, default=REPO,
+                        help="the checkout to compare (default this one; a copy keeps edits out of the runs)")
     parser.add_argument("--sizes", default="10k")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    checkouts = {"before": args.before.resolve(), "after": REPO}
+    checkouts = {"before": args.before.resolve(), "after": args.after.resolve()}
     print("| stream | checkout | median s (wall) | docs/s | CPU s | peak MB |")
     print("|---|---|---:|---:|---:|---:|")
     for size in args.sizes.split(","):

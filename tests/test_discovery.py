@@ -322,7 +322,7 @@ spec:
 """
     result = _lint(text, ["KG008", "KG401", "KG402", "KG101"])
     assert _found(result) == [
-        ("KG008", 6, "spec.pytorchReplicaSpecs.Worker.replicas is '$NUM_NODES', an unrendered placeholder: "
+        ("KG008", 7, "spec.pytorchReplicaSpecs.Worker.replicas is '$NUM_NODES', an unrendered placeholder: "
          "KG401, KG402 need this count and did not judge PyTorchJob fsdp"),
     ]
     # Only the rules that are on are named; with none of them on, no note.

@@ -158,3 +158,29 @@ two: *base
     assert positions.nearest(("one", "image")) == ("one",)
     assert positions.nearest(("two", "image")) == ("two",)
     assert positions.key(("one", "name")).line == 5
+
+
+def test_every_finding_is_where_its_key_path_names(linter_factory) -> None:
+    """On every example and corpus file, a finding on a manifest node (every rule but the input
+    faults, KG0xx, and the suppression checks) starts at the key (or list item) of the path it
+    carries in JSON and SARIF: the line is the node's, not a parent's that happens to be near."""
+    from kubegap_lint.input.read import ReadStats, Resource, read_text
+
+    linter = linter_factory()
+    checked = 0
+    wrong = []
+    for path in _every_input():
+        findings = [f for f in linter.lint_paths([str(path)]).findings if f.key_path]
+        if not findings:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        positions = {r.document_index: r.positions for r in read_text(str(path), text, ReadStats())
+                     if isinstance(r, Resource)}
+        for finding in findings:
+            checked += 1
+            place = finding.rendered_location or finding.location  # Helm output: the rendered line
+            key = positions[finding.document_index or 0].key(finding.key_path)
+            if key is None or (key.line, key.column) != (place.line, place.column):
+                wrong.append(f"{path.name}:{place.line}:{place.column} {finding.rule_id} {finding.key_path} at {key}")
+    assert checked > 1000
+    assert wrong == []

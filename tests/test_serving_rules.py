@@ -294,7 +294,7 @@ def _bare(command: str, restart: str = "") -> str:
 
 def test_bare_gpu_pod_warning_and_idle_note() -> None:
     assert [(r, s, line, col) for r, s, _, line, col, _ in _findings("KG403", _bare('["sleep", "infinity"]'))] == [
-        ("KG403", "warning", 3, 1), ("KG403", "note", 8, 7)]
+        ("KG403", "warning", 3, 1), ("KG403", "note", 10, 7)]  # the note on the idle `command:`
     assert [(r, s, line, col) for r, s, _, line, col, _ in _findings("KG403", _bare('["nvidia-smi"]'))] == [
         ("KG403", "warning", 3, 1)]
     # A finite sleep idles for ever only when the kubelet restarts it.

@@ -147,30 +147,18 @@ class PolicyInterpreter:
         self._functions = PolicyFunctions(params)
         self._interpreter = _bounded_interpreter_class()(jmespath.Options(custom_functions=self._functions))
         self._visit = self._interpreter.visit
-        self.visit = self._visit  # evaluates one node of a parsed tree (engine/locate.py)
         self._compiled = compiled
         self._compiler: Any = None  # made at the first search: a run without workloads needs none
         # id(expression) -> (expression, evaluator); the expression is kept so its id stays its own.
         self._evaluators: dict[int, tuple[Any, Any]] = {}
+        self._nodes: dict[int, tuple[Any, Any]] = {}  # the same for single nodes of a tree
 
     def evaluator(self, expression: Any) -> Any:
         """A callable value -> result for a compiled expression (jmespath.compile's result)."""
         found = self._evaluators.get(id(expression))
         if found is not None and found[0] is expression:
             return found[1]
-        parsed = expression.parsed
-        if self._compiled:
-            if self._compiler is None:
-                from kubegap_lint.catalog.compile import Compiler
-
-                self._compiler = Compiler(self._functions, self._interpreter)
-            evaluate = self._compiler.compile(parsed)
-        else:
-            visit = self._visit
-
-            def evaluate(value: Any) -> Any:
-                return visit(parsed, value)
-
+        evaluate = self._evaluate(expression.parsed)
         interpreter = self._interpreter
 
         def bounded(value: Any) -> Any:
@@ -179,6 +167,29 @@ class PolicyInterpreter:
 
         self._evaluators[id(expression)] = (expression, bounded)
         return bounded
+
+    def _evaluate(self, parsed: dict[str, Any]) -> Any:
+        if self._compiled:
+            if self._compiler is None:
+                from kubegap_lint.catalog.compile import Compiler
+
+                self._compiler = Compiler(self._functions, self._interpreter)
+            return self._compiler.compile(parsed)
+        visit = self._visit
+
+        def evaluate(value: Any) -> Any:
+            return visit(parsed, value)
+
+        return evaluate
+
+    def visit(self, node: dict[str, Any], value: Any) -> Any:
+        """One node of a parsed expression's tree on a value, compiled as searches are, with the
+        same budget (engine/locate.py evaluates the nodes that compute through it)."""
+        found = self._nodes.get(id(node))
+        if found is None or found[0] is not node:
+            found = self._nodes[id(node)] = (node, self._evaluate(node))
+        self._interpreter.produced = 0
+        return found[1](value)
 
     def search(self, expression: Any, value: Any) -> Any:
         """What `expression.search(value, options)` gives, for a compiled expression; a

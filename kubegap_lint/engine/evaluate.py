@@ -101,12 +101,13 @@ def locate(policy: Policy, element: Any, element_where: Any, resource: Resource,
 
 
 def evaluate_workload(
-    policies: Iterable[Policy], view: Mapping[str, Any], resource: Resource, interpreter: Any
+    policies: Iterable[Policy], view: Mapping[str, Any], resource: Resource, interpreter: Any,
+    tracker: Tracker | None = None,
 ) -> Iterator[Finding]:
     """Every finding of the given policies on one workload view; `interpreter` is the run's
-    functions.PolicyInterpreter."""
+    functions.PolicyInterpreter. `tracker` locates the findings (one per resource serves every
+    policy; made here when not given)."""
     ref = resource.ref()
-    tracker: Any = None
     found_by_role = {p.get("role"): p.get("found_by") for p in view.get("pods") or [] if isinstance(p, dict)}
     for policy in policies:
         if not truthy(interpreter.search(policy.applies_to, view)):
@@ -118,10 +119,14 @@ def evaluate_workload(
                 continue
             if tracker is None:
                 tracker = Tracker(interpreter.visit, resource.data, resource.base)
-            if places is None:
-                places = _element_places(policy, view, tracker)
-            place = locate(policy, element, places[number] if number < len(places) else own(element),
-                           resource, tracker)
+            # An element that is a view or a record carries its paths; one the for_each builds
+            # (`{node: ..., why: ...}`) gets them from evaluating the for_each again, with paths.
+            element_where = own(element)
+            if element_where is None:
+                if places is None:
+                    places = _element_places(policy, view, tracker)
+                element_where = places[number] if number < len(places) else None
+            place = locate(policy, element, element_where, resource, tracker)
             assert policy.message is not None
             message = policy.message.render(element, interpreter)
             severity = policy.severity

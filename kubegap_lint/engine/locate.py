@@ -91,7 +91,9 @@ class Tracker:
         self._paths: dict[int, tuple[str | int, ...]] | None = None
 
     def _known(self, value: Any, where: Where) -> Where:
-        if where is not None or not isinstance(value, (dict, list)) or self._data is None:
+        # Mappings only: the lists a view holds (pods, containers) are the view's own, and a
+        # manifest list is reached by its path.
+        if where is not None or not isinstance(value, dict) or self._data is None or "key_paths" in value:
             return where
         if self._paths is None:
             self._paths = node_paths(self._data, self._base)

@@ -32,14 +32,14 @@ def not_judged_notes(note: Policy, policies: list[Policy], view: Mapping[str, An
     if not view.get("has_gpu"):
         return
     ref = resource.ref()
-    wanted: list[tuple[str, Any, str]] = []
+    wanted: list[tuple[str, Any, str, str | None]] = []
     counts = _silenced(policies, view, "counts")
     for entry in view.get("unrendered_counts") or []:
         if counts:
             wanted.append((
                 f"{entry['field']} is {entry['value']!r}, an unrendered placeholder: "
                 f"{', '.join(counts)} need this count and did not judge {ref.display()}",
-                entry.get("node"), f"counts/{entry['field']}"))
+                entry.get("node"), f"counts/{entry['field']}", str(entry["field"]).rsplit(".", 1)[-1]))
     missing = view.get("runtime_missing")
     runtime = _silenced(policies, view, "runtime")
     if missing and runtime:
@@ -47,19 +47,22 @@ def not_judged_notes(note: Policy, policies: list[Policy], view: Mapping[str, An
             f"{missing['kind']} {missing['name']} is not in the input: the pods of {ref.display()} are "
             f"that runtime's template merged with it, so {', '.join(runtime)} did not judge them "
             "(lint the runtime with the TrainJob)",
-            (view["resource"].get("spec") or {}).get("runtimeRef"), "runtime"))
+            (view["resource"].get("spec") or {}).get("runtimeRef"), "runtime", None))
     paths = None
-    for message, node, key in wanted:
-        position = None
+    for message, node, key, field in wanted:
+        # At the field (the placeholder count) when it is written there, else the node holding it.
+        where = None
         if isinstance(node, (dict, list)):
             from kubegap_lint.engine.locate import node_paths
 
             paths = paths if paths is not None else node_paths(resource.data, resource.base)
             where = paths.get(id(node))
-            position = resource.positions.key(where) if where is not None else None
-        position = position or resource.start
+            if where is not None and field is not None and (*where, field) in resource.positions:
+                where = (*where, field)
+        position = (resource.positions.key(where) if where is not None else None) or resource.start
         yield Finding(
             rule_id=note.id, rule_name=note.name, severity=note.severity, message=message,
             location=Location(resource.path, position.line, position.column), resource=ref,
             document_index=resource.document_index, template=resource.helm_source,
-            node_path=f"note/{key}", evidence=note.evidence)
+            node_path=f"note/{key}", evidence=note.evidence,
+            key_path=where if where is not None else resource.base)

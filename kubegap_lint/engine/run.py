@@ -23,6 +23,7 @@ from kubegap_lint.config.settings import Settings
 from kubegap_lint.core.errors import DataFileError, KubegapError
 from kubegap_lint.core.model import Finding, InputError, Location, Severity
 from kubegap_lint.engine.evaluate import evaluate_workload, fault_finding, key_path_of
+from kubegap_lint.engine.locate import Tracker
 from kubegap_lint.input.read import InputFault, ReadStats, Resource
 from kubegap_lint.input.readers import Reader
 from kubegap_lint.input.sources import Source, discover
@@ -387,9 +388,10 @@ class _Run:
 
             for finding in not_judged_notes(note, self.linter.workload_policies, view, resource):
                 self.findings.add(self.suppressor.apply(self.templates.map(finding, document=_document(resource)), resource))
+        tracker = Tracker(self.interpreter.visit, resource.data, resource.base)  # one per resource
         for policy in self.linter.workload_policies:
             try:
-                findings = list(evaluate_workload([policy], view, resource, self.interpreter))
+                findings = list(evaluate_workload([policy], view, resource, self.interpreter, tracker))
             except Exception as exc:  # a policy met data it cannot handle: say so, go on
                 self.errors.append(InputError(
                     resource.path,
