@@ -197,3 +197,47 @@ spec:
     result = Linter(Settings(select=["KG104", "KG403"])).lint_texts([("p.yaml", pod)])
     assert result.errors == []
     assert {f.rule_id for f in result.findings} == {"KG403"}
+
+
+def test_selector_requirements_with_a_key_or_values_of_the_wrong_type_select_nothing() -> None:
+    # Found by tests/fuzz/mutate.py on the merged code: `matchExpressions[].key: {a: 1}` in an
+    # anti-affinity term raised "unhashable type: 'dict'" while the view was built (an internal
+    # error, the workload not linted). A requirement Kubernetes would refuse never selects.
+    text = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  replicas: 2
+  template:
+    metadata:
+      labels: {app: d}
+    spec:
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector:
+              matchExpressions:
+              - {key: {a: 1}, operator: In, values: [d]}
+            topologyKey: topology.kubernetes.io/zone
+      containers:
+      - name: ctr
+        image: ubuntu:22.04
+        resources:
+          limits: {nvidia.com/gpu: 1}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: d}
+spec:
+  maxUnavailable: 1
+  selector:
+    matchExpressions:
+    - {key: [app], operator: In, values: [d]}
+    - {key: app, operator: In, values: 5}
+"""
+    linter = Linter(Settings(select=["KG101", "KG103"]))
+    result = linter.lint_texts([("d.yaml", text)])
+    assert result.errors == [] and result.workloads == 1
+    # The anti-affinity term's only requirement is dropped as unknown, so the term may select the
+    # pods and spreads them over zones: no KG101. The PDB's selector selects nothing: KG103.
+    assert [(f.rule_id, f.location.line) for f in result.findings] == [("KG103", 8)]

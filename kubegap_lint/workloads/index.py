@@ -303,8 +303,11 @@ def selector_matches(selector: dict[str, Any] | None, labels: dict[str, Any]) ->
         if not isinstance(expression, dict):
             return False
         key = expression.get("key")
+        if not isinstance(key, str):
+            return False  # a requirement Kubernetes would refuse selects nothing
         operator = expression.get("operator")
-        values = [str(v) for v in expression.get("values") or []]
+        listed = expression.get("values")
+        values = [str(v) for v in listed] if isinstance(listed, list) else []
         present = key in labels
         if operator == "In" and not (present and str(labels[key]) in values):
             return False

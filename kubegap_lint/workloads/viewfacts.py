@@ -65,7 +65,7 @@ def selector_may_select(selector: Any, labels: dict[str, Any]) -> bool:
         return False
     known = {k: v for k, v in as_dict(selector.get("matchLabels")).items() if k in labels}
     expressions = [e for e in as_list(selector.get("matchExpressions"))
-                   if isinstance(e, dict) and e.get("key") in labels]
+                   if isinstance(e, dict) and isinstance(e.get("key"), str) and e["key"] in labels]
     return selector_matches({"matchLabels": known, "matchExpressions": expressions}, labels)
 
 
