@@ -10,11 +10,12 @@ sentinels, `language: en-US`, ...) are never written.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, TypeVar
 
 import attr
+
+from kubegap_lint.core.jsonpieces import indented
 
 T = TypeVar("T")
 
@@ -39,32 +40,50 @@ def _json_name(cls: type, field: attr.Attribute) -> str:  # type: ignore[type-ar
     return renamed or field.metadata["schema_property_name"]
 
 
+def _fields(cls: type) -> tuple[dict[str, str], bool]:
+    """A sarif-om class's attribute names mapped to their JSON names (once a class: a report
+    holds tens of thousands of objects of a dozen classes), and whether it is one."""
+    known = _CLASS_FIELDS.get(cls)
+    if known is None:
+        if attr.has(cls):
+            known = ({f.name: _json_name(cls, f) for f in attr.fields(cls)}, True)
+        else:
+            known = ({}, False)
+        _CLASS_FIELDS[cls] = known
+    return known
+
+
+_CLASS_FIELDS: dict[type, tuple[dict[str, str], bool]] = {}
+
+
 def to_data(value: Any) -> Any:
     """sarif-om objects, dicts, lists and scalars to plain JSON data."""
-    if attr.has(type(value)):
-        explicit = getattr(value, _EXPLICIT, None)
-        if explicit is None:
-            raise TypeError(f"{type(value).__name__} was not built with sarif(): its set fields are unknown")
-        fields = attr.fields_dict(type(value))
-        out: dict[str, Any] = {}
-        for name in explicit:
-            item = getattr(value, name)
-            if item is None:  # a None given explicitly means "absent"
-                continue
-            out[_json_name(type(value), fields[name])] = to_data(item)
-        return out
-    if isinstance(value, dict):
-        return {str(key): to_data(item) for key, item in value.items() if item is not None}
-    if isinstance(value, (list, tuple)):
-        return [to_data(item) for item in value]
     if isinstance(value, str):
         # A lone surrogate (from an undecodable byte in a manifest) is not valid Unicode in JSON.
         return _LONE_SURROGATE.sub("\ufffd", value)
     if value is None or isinstance(value, (bool, int, float)):
         return value
+    if isinstance(value, dict):
+        return {str(key): to_data(item) for key, item in value.items() if item is not None}
+    if isinstance(value, (list, tuple)):
+        return [to_data(item) for item in value]
+    names, is_sarif = _fields(type(value))
+    if is_sarif:
+        explicit = getattr(value, _EXPLICIT, None)
+        if explicit is None:
+            raise TypeError(f"{type(value).__name__} was not built with sarif(): its set fields are unknown")
+        out: dict[str, Any] = {}
+        for name in explicit:
+            item = getattr(value, name)
+            if item is None:  # a None given explicitly means "absent"
+                continue
+            out[names[name]] = to_data(item)
+        return out
     raise TypeError(f"cannot serialise {type(value).__name__} to SARIF")
 
 
 def dumps(value: Any) -> str:
     """Deterministic JSON text: the same objects always give the same bytes."""
-    return json.dumps(to_data(value), indent=2, ensure_ascii=True) + "\n"
+    # What json.dumps(indent=2, ensure_ascii=True) writes, byte for byte, without its
+    # pure-Python indenting encoder (most of a large report's time).
+    return indented(to_data(value)) + "\n"
