@@ -107,8 +107,15 @@ class RecordSpill:
         try:
             source = _Frames(reading, self.on_disk, tail)
             for _ in range(self.count):
-                size = int.from_bytes(source.take(_HEADER), "little")
-                yield marshal.loads(source.take(size)) if size else next(held)
+                try:
+                    size = int.from_bytes(source.take(_HEADER), "little")
+                    record = marshal.loads(source.take(size)) if size else next(held)
+                except OSError as exc:  # our own file, unreadable (an I/O error): end the run
+                    from kubegap_lint.core.errors import StorageError
+
+                    raise StorageError(f"cannot read back the workloads spilled to the temporary folder ({exc}):"
+                                       " make the temporary folder (TMPDIR) readable and writable") from exc
+                yield record
         finally:
             tail.release()
             if reading is not None:
