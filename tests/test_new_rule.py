@@ -69,7 +69,7 @@ TESTS = [
 PINNED = [
     "tests/test_config.py::test_config_option_overrides_and_no_config_ignores",
     "tests/test_config.py::test_severity_override",
-    "tests/test_hostile_input.py::test_stdin_is_read_again_for_the_second_pass",
+    "tests/test_workload_spill.py::test_stdin_past_the_budget_is_spilled_and_read_once",
     "tests/test_github_format.py::test_findings_become_annotations_with_file_line_column_and_title",
     "tests/test_sarif.py::test_two_different_findings_never_share_a_fingerprint",
     "tests/test_suppress.py::test_baseline_reports_only_new_findings",

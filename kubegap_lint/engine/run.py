@@ -211,10 +211,11 @@ class Linter:
 
         Each item is taken as it is read: a fault is noted, a resource is indexed and dropped
         unless it is a workload; workloads wait (stream.PendingWorkloads: kept parsed up to a
-        budget, else read again at the end) until the index holds the facts of the whole
-        input, then are evaluated in input order. A reader whose input is in memory anyway
-        keeps every workload parsed. With `index`, one built from the whole input already
-        (parallel.py evaluates a share of the input against the index of all of it)."""
+        budget, past it spilled as plain data to a private temporary file) until the index
+        holds the facts of the whole input, then are evaluated in input order. Every source is
+        read once. A reader whose input is in memory anyway keeps every workload parsed. With
+        `index`, one built from the whole input already (parallel.py evaluates a share of the
+        input against the index of all of it)."""
         from kubegap_lint.input.stream import PendingWorkloads
         from kubegap_lint.store.facts import FACTS_IN_MEMORY
 
@@ -224,23 +225,16 @@ class Linter:
             stats = ReadStats()
             # An in-memory input costs no more kept parsed; the streaming budget is the default.
             pending = PendingWorkloads(sys.maxsize) if reader.in_memory else PendingWorkloads()
-            for number, item in reader.read(stats, run.errors):
-                rule = run.take(item)
-                if rule is not None:
-                    assert isinstance(item, Resource)
-                    pending.add(number, item.document_index, item.item_index, item.chars, (item, rule))
-            for order, (resource, rule) in pending.kept:
-                run.evaluate(order, resource, rule)
-            order = len(pending.kept)
-            pending.kept = []
-            for number in sorted(pending.documents):
-                for item in reader.read_again(number, pending.wanted(number), run.errors):
-                    if isinstance(item, Resource) and pending.to_read_again(number, item.document_index,
-                                                                            item.item_index):
-                        rule = self.kind_table.lookup_or_infer(item.data)
-                        if rule is not None:
-                            run.evaluate(order, item, rule)
-                            order += 1
+            try:
+                for _, item in reader.read(stats, run.errors):
+                    rule = run.take(item)
+                    if rule is not None:
+                        assert isinstance(item, Resource)
+                        pending.add(item, rule)
+                for order, (resource, rule) in enumerate(pending):
+                    run.evaluate(order, resource, rule)
+            finally:
+                pending.close()
             return run.result(stats)
 
 

@@ -2,29 +2,33 @@
 
 `source_lines` decodes a file block by block into lines. `PendingWorkloads` holds the
 workloads of a run until every cross-resource fact is known (a PodDisruptionBudget further on
-may select a workload met early): up to a budget it keeps them parsed; past it, only where they
-are, and they are read again from their source at the end. Standard input is copied to a
-spooled temporary file (memory, then disk) as it is read, so that it can be read again.
+may select a workload met early): up to a budget it keeps them parsed; past it, it spills them
+as plain data to a private temporary file and reads them back at the end. Every source is
+read once.
 """
 
 from __future__ import annotations
 
-import bisect
-import sys
-from array import array
-from collections.abc import Callable, Iterator
-from typing import IO, Any
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING, Any
 
+from kubegap_lint.core.model import Position
 from kubegap_lint.input.limits import MAX_DOCUMENT_CHARS
+from kubegap_lint.input.parse import PositionIndex
+from kubegap_lint.input.read import Resource
 from kubegap_lint.input.text import BOMS, split_lines
 
-BLOCK_BYTES = 1 << 20
+if TYPE_CHECKING:
+    from kubegap_lint.store.records import RecordSpill
+
+# Read a file this much at a time. 64 KiB splits into lines as fast as 1 MiB (faster, in
+# the processor's cache) and holds 2-3 MiB less at once (its decoded lines, ~90 bytes each).
+BLOCK_BYTES = 1 << 16
 # Workloads kept parsed until the end of a run, counted in characters of their documents'
-# text. Past it, the rest are read again at the end (their documents parsed a second time).
-# Measured with bench/stream_memory.py on 10 MB: peak 58 MiB with no budget, 71 MiB with
-# 1 Mi characters, 149 MiB with 4 Mi. 1 Mi holds the workloads of most repositories, so
-# they are read once.
-RETAIN_CHARS = 1024 * 1024
+# text. Past it, the rest are spilled as plain data and read back at the end (a fifth of the
+# cost of parsing them again). Small, so memory stays low (1k stream: peak ~36 MB with this
+# budget, ~50 MB with 1 Mi characters), yet a run of a few workloads never serialises any.
+RETAIN_CHARS = 64 * 1024
 STDIN_SPOOL_BYTES = 16 * 1024 * 1024
 
 
@@ -172,79 +176,98 @@ class _Transcoded:
         self.handle.close()
 
 
-class StdinSpool:
-    """Standard input, copied as it is read so that a second pass can read it again."""
-
-    def __init__(self) -> None:
-        self.spool: Any = None
-
-    def open(self) -> IO[bytes]:
-        if self.spool is None:
-            import tempfile  # stdin only: a run on files never needs it
-
-            from kubegap_lint.core.tempdir import private_temp_dir
-
-            folder = private_temp_dir()  # None: no private temp folder, so all of it in memory
-            self.spool = tempfile.SpooledTemporaryFile(max_size=STDIN_SPOOL_BYTES if folder else 0, dir=folder)
-            return _Tee(sys.stdin.buffer, self.spool)  # type: ignore[return-value]  # reads like a file
-        self.spool.seek(0)
-        return self.spool  # type: ignore[no-any-return]
-
-
-class _Tee:
-    def __init__(self, source: IO[bytes], copy: Any) -> None:
-        self.source = source
-        self.copy = copy
-
-    def read(self, size: int = -1) -> bytes:
-        data = self.source.read(size)
-        self.copy.write(data)
-        return data
-
-    def close(self) -> None:
-        pass
-
-
 class PendingWorkloads:
     """Workloads waiting for the whole input's index, in input order.
 
     Workloads are kept parsed while their text fits the budget. From the first one that does
-    not fit, none is kept: what is remembered is where that one is (source number, document,
-    List item) and, per source, the numbers of the documents that hold the rest, in a compact
-    array (8 bytes a document). The second reading parses those documents only, and evaluates
-    their workloads in the same order as the first reading met them.
+    not fit, none is kept: each is written as plain data to a spill (store/records.py:
+    marshal, in a private anonymous temporary file, or in memory without one) as soon as it
+    is read, and read back in the same order once the index is complete. A List's items share
+    their document's positions and comments, written once with the first item spilled.
     """
 
     def __init__(self, budget: int = RETAIN_CHARS) -> None:
         self.budget = budget
         self.kept_chars = 0
-        self.kept: list[tuple[int, Any]] = []
-        self.resume: tuple[int, int, int] | None = None  # the first workload not kept
-        self.documents: dict[int, array[int]] = {}  # source number -> its documents to read again
+        self.kept: list[tuple[Resource, Any]] = []
+        self.spill: RecordSpill | None = None  # made at the first workload past the budget
+        self.rules: list[Any] = []  # the distinct rules of spilled workloads, by number
+        self._rule_numbers: dict[int, int] = {}  # id(rule) -> its number (self.rules keeps it alive)
+        self._last: Resource | None = None  # the last workload spilled: its document's part is known
 
-    def add(self, source_number: int, document: int, item: int | None, chars: int, value: Any) -> bool:
-        """Queue a workload; True when it is kept parsed, False when it will be read again."""
-        if self.resume is None and self.kept_chars + chars <= self.budget:
-            self.kept_chars += chars
-            self.kept.append((len(self.kept), value))
-            return True
-        if self.resume is None:
-            self.resume = (source_number, document, -1 if item is None else item)
-        documents = self.documents.setdefault(source_number, array("q"))
-        if not documents or documents[-1] != document:  # the items of one List: one document
-            documents.append(document)
+    def __len__(self) -> int:
+        return len(self.kept) + (len(self.spill) if self.spill is not None else 0)
+
+    def add(self, resource: Resource, rule: Any) -> bool:
+        """Queue a workload with its kind rule; True when it is kept parsed, False when spilled."""
+        if self.spill is None:
+            if self.kept_chars + resource.chars <= self.budget:
+                self.kept_chars += resource.chars
+                self.kept.append((resource, rule))
+                return True
+            from kubegap_lint.store.records import RecordSpill
+
+            self.spill = RecordSpill()
+        number = self._rule_numbers.get(id(rule))
+        if number is None:
+            number = self._rule_numbers[id(rule)] = len(self.rules)
+            self.rules.append(rule)
+        last, self._last = self._last, resource
+        same_document = (last is not None and last.positions is resource.positions
+                         and last.document_index == resource.document_index and last.path == resource.path)
+        self.spill.add((None if same_document else _document_record(resource), _item_record(resource), number))
         return False
 
-    def wanted(self, source_number: int) -> Callable[[int], bool]:
-        """Does the second reading of this source parse document n?"""
-        documents = self.documents.get(source_number, array("q"))
+    def __iter__(self) -> Iterator[tuple[Resource, Any]]:
+        """Every workload with its rule, in the order added; each is given once (the kept ones
+        are let go as they are given, and the spill is closed at the end)."""
+        kept, self.kept = self.kept, []
+        kept.reverse()
+        while kept:
+            yield kept.pop()
+        if self.spill is None:
+            return
+        document: tuple[Any, ...] | None = None
+        try:
+            for document_part, item_part, number in self.spill:
+                if document_part is not None:
+                    document = _document_from_record(document_part)
+                assert document is not None  # the first record spilled always holds its document
+                yield _resource_from_records(document, item_part), self.rules[number]
+        finally:
+            self.close()
 
-        def wanted(document: int) -> bool:
-            position = bisect.bisect_left(documents, document)
-            return position < len(documents) and documents[position] == document
+    def close(self) -> None:
+        self.kept = []
+        if self.spill is not None:
+            self.spill.close()
+            self.spill = None
 
-        return wanted
 
-    def to_read_again(self, source_number: int, document: int, item: int | None) -> bool:
-        """Is this workload one the first reading did not keep?"""
-        return self.resume is not None and (source_number, document, -1 if item is None else item) >= self.resume
+# A spilled workload is plain data: its document's part (shared by a List's items) and its own.
+def _document_record(resource: Resource) -> tuple[Any, ...]:
+    positions: Any = resource.positions
+    if type(positions) is PositionIndex:  # its state is plain data (a dict of tuples, an int)
+        positions = tuple(getattr(positions, name) for name in PositionIndex.__slots__)
+    return (resource.path, resource.document_index, positions, resource.helm_source, resource.comments,
+            resource.chars)
+
+
+def _item_record(resource: Resource) -> tuple[Any, ...]:
+    return (resource.data, resource.start.line, resource.start.column, resource.item_index, resource.item_path)
+
+
+def _document_from_record(record: tuple[Any, ...]) -> tuple[Any, ...]:
+    path, document_index, positions, helm_source, comments, chars = record
+    if type(positions) is tuple:
+        state, positions = positions, PositionIndex.__new__(PositionIndex)
+        for name, value in zip(PositionIndex.__slots__, state, strict=True):
+            setattr(positions, name, value)
+    return (path, document_index, positions, helm_source, comments, chars)
+
+
+def _resource_from_records(document: tuple[Any, ...], item: tuple[Any, ...]) -> Resource:
+    path, document_index, positions, helm_source, comments, chars = document
+    data, line, column, item_index, item_path = item
+    return Resource(path, document_index, data, positions, Position(line, column), helm_source, comments,
+                    item_index, chars, item_path)
