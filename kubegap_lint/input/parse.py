@@ -313,8 +313,13 @@ class _Walker:
                             append(plain(text))
                         continue
                     child = path + (number,)
-                    start = item.args[2]
-                    end = _end_mark(item)
+                    args = item.args
+                    start, items = args[2], args[1]
+                    if args[4] or not items:  # _end_mark's first step, written out (most end in a scalar)
+                        end = item.end_mark
+                    else:
+                        end = items[-1][1] if type(item) is _MappingNode else items[-1]
+                        end = end[3] if type(end) is tuple else _end_mark(item)
                     line, column = start.line, start.column
                     table[child] = (line, column, line, column, end.line, end.column)
                     new: Any = {} if type(item) is _MappingNode else []
@@ -357,8 +362,13 @@ class _Walker:
                     else:
                         obj[key] = plain(text)
                     continue
-                start = value_node.args[2]
-                end = _end_mark(value_node)
+                args = value_node.args
+                start, items = args[2], args[1]
+                if args[4] or not items:  # _end_mark's first step, written out (most end in a scalar)
+                    end = value_node.end_mark
+                else:
+                    end = items[-1][1] if type(value_node) is _MappingNode else items[-1]
+                    end = end[3] if type(end) is tuple else _end_mark(value_node)
                 table[child] = (key_mark.line, key_mark.column, start.line, start.column, end.line, end.column)
                 new = {} if type(value_node) is _MappingNode else []
                 known = memo.setdefault(id(value_node), new)
