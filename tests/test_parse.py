@@ -94,3 +94,37 @@ def test_an_unclosed_quote_says_where_it_opens() -> None:
     assert doc.problems[0].position == Position(2, 9)
     assert doc.problems[0].message == ("found unexpected end of stream (while scanning a quoted scalar);"
                                        " the quote that opens here is never closed")
+
+
+def test_reading_leaves_garbage_collection_as_it_found_it() -> None:
+    # parse_chunk turns the cyclic collector off while it composes and walks one document; it
+    # must come back on after a document that parses, one that does not, and one with a
+    # recursive alias, and stay off for a caller that had turned it off.
+    import gc
+
+    texts = ["a: 1\nb: [x, {c: d}]\n", "a: [1, 2\n", "a: &a [*a]\n"]
+    assert gc.isenabled()
+    results = [_parse(text)[0] for text in texts]
+    assert gc.isenabled()
+    assert results[0].data == {"a": 1, "b": ["x", {"c": "d"}]}
+    assert [p.rule for p in results[1].problems] == ["yaml-syntax-error"]
+    assert [p.rule for p in results[2].problems] == ["yaml-alias-expansion"]
+    gc.disable()
+    try:
+        assert _parse(texts[0])[0].data == {"a": 1, "b": ["x", {"c": "d"}]}
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_duplicate_keys_name_the_occurrence_before() -> None:
+    # Each repeat names the line of the one before it, in nested mappings and in a mapping
+    # that also merges keys (a merged key is not a repeat).
+    (doc,) = _parse("base: &b {x: 1}\nm:\n  <<: *b\n  x: 2\n  a: 1\n  a: 2\n  a:\n    k: 1\n    k: 2\n")
+    assert [(p.rule, p.position, p.message.split(";")[0]) for p in doc.problems] == [
+        ("yaml-duplicate-key", Position(6, 3), "key 'a' is repeated in this mapping (first at line 5)"),
+        ("yaml-duplicate-key", Position(7, 3), "key 'a' is repeated in this mapping (first at line 6)"),
+        ("yaml-duplicate-key", Position(9, 5), "key 'k' is repeated in this mapping (first at line 8)"),
+    ]
+    assert doc.data["m"] == {"x": 2, "a": {"k": 2}}
+    assert doc.positions.key(("m", "a")) == Position(7, 3)

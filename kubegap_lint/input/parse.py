@@ -10,11 +10,13 @@ documents whose aliases would expand past a limit.
 
 from __future__ import annotations
 
+import gc
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubegap_lint.core.model import Position
+from kubegap_lint.input import limits
 from kubegap_lint.input.scan import Chunk
 
 # An ordinary manifest expands to a few thousand nodes; a "billion laughs" document to 10^9.
@@ -53,14 +55,10 @@ def dotted(path: KeyPath) -> str:
 Entry = tuple[int, int, int, int, int, int]
 
 
-def _pack(key: Any, start: Any, end: Any) -> Entry:
-    return (key.line, key.column, start.line, start.column, end.line, end.column)
-
-
 class PositionIndex:
     """Where every key and every value of one document is, addressed by key path.
 
-    One dict from path tuples to six numbers (see `_pack`): a scalar is located as well as a
+    One dict from path tuples to six numbers (see `Entry`): a scalar is located as well as a
     container, and nothing depends on the identity of the parsed objects, so a view or a copy
     of the data locates like the original. Paths whose node came from a merge key or through
     an alias are absent: their nearest recorded parent stands for them.
@@ -126,6 +124,10 @@ class ParsedDocument:
     problems: list[ParseProblem] = field(default_factory=list)
 
 
+def _unresolved(kind: Any, value: Any, implicit: Any) -> None:
+    return None
+
+
 def _parser_class() -> type:
     """Build (once) a CParser subclass that leaves tags unresolved: the walker resolves them."""
     global _PARSER
@@ -133,12 +135,11 @@ def _parser_class() -> type:
         import _ruamel_yaml  # type: ignore[import-not-found]  # ruamel.yaml.clib's C extension
 
         class _Parser(_ruamel_yaml.CParser):
-            def resolve(self, kind: Any, value: Any, implicit: Any) -> None:
-                return None
-
-            # Called for every node, results unused: C callables (not bound to self) cost
-            # less than Python methods. `{}.get(parent, index)` and `tuple()` accept what the
-            # parser passes and do nothing.
+            __slots__ = ()  # no instance dict: the parser's own lookups of the hooks below are shorter
+            # Called for every node. A static method is called without building a bound method
+            # each time; `{}.get(parent, index)` and `tuple()` are C callables that accept
+            # what the parser passes and do nothing (results unused).
+            resolve = staticmethod(_unresolved)
             descend_resolver: Any = {}.get
             ascend_resolver = tuple
 
@@ -153,24 +154,24 @@ _PARSER: type | None = None
 # SequenceNode and MappingNode in its module; ruamel's own are Python classes whose
 # constructors (a Tag object per node) cost more than the parsing itself. While one document
 # is composed, `_compose` puts these in their place: a scalar becomes the tuple of the
-# constructor's arguments (tag, value, start_mark, end_mark, style); a collection a small
-# object whose `end_mark` the parser sets when the collection ends.
+# constructor's arguments (tag, value, start_mark, end_mark, style); a collection an instance
+# of a BaseException subclass, never raised: BaseException is the built-in type whose
+# constructor keeps any positional arguments (as `.args`: tag, value, start_mark, None,
+# flow_style) without running Python code, and its `end_mark` slot is set by the parser when
+# the collection ends (measured: a Python `__init__` per collection costs more).
 def _scalar_node(*args: Any) -> tuple[Any, ...]:
     return args
 
 
-class _SequenceNode:
-    __slots__ = ("tag", "value", "start_mark", "end_mark", "flow_style")
-
-    def __init__(self, tag: Any, value: Any, start_mark: Any, end_mark: Any, flow_style: Any) -> None:
-        self.tag = tag
-        self.value = value
-        self.start_mark = start_mark
-        self.end_mark = end_mark
-        self.flow_style = flow_style
+class _Collection(BaseException):
+    __slots__ = ("end_mark",)
 
 
-class _MappingNode(_SequenceNode):
+class _SequenceNode(_Collection):
+    __slots__ = ()
+
+
+class _MappingNode(_Collection):
     __slots__ = ()
 
 
@@ -188,7 +189,7 @@ def _compose(text: str) -> Any:
     finally:
         module.ScalarNode, module.SequenceNode, module.MappingNode = saved
     # A fault: parse again with ruamel's own nodes, whose error (some read a node's start mark,
-    # which a light scalar does not have) is the one to report.
+    # which a light node does not have) is the one to report.
     return _parser_class()(text).get_single_node()
 
 
@@ -245,12 +246,6 @@ def _plain(value: str) -> Any:
     return value
 
 
-def _key_text(node: Any) -> str:
-    if type(node) is tuple:
-        return str(node[1])
-    return "<mapping key>" if type(node) is _MappingNode else "<sequence key>"
-
-
 _MERGE_TAGS = ("tag:yaml.org,2002:merge", "None")
 
 
@@ -258,10 +253,13 @@ def _end_mark(node: Any) -> Any:
     """Where a node's text ends. A block collection's own end mark is where the next token
     starts (the next key, lines later): its last value's end is where its text ends."""
     for _ in range(256):  # a recursive alias (`a: &a\n- *a`) has no last value
-        if type(node) is tuple or node.flow_style or not node.value:
-            break
-        last = node.value[-1]
-        node = last[1] if type(node) is _MappingNode else last
+        if type(node) is tuple:
+            return node[3]
+        args = node.args
+        items = args[1]
+        if args[4] or not items:  # flow style, or empty
+            return node.end_mark
+        node = items[-1][1] if type(node) is _MappingNode else items[-1]
     return node[3] if type(node) is tuple else node.end_mark
 
 
@@ -273,40 +271,117 @@ class _Walker:
         self.offset = line_offset
         self.index = PositionIndex(line_offset)
         self.problems: list[ParseProblem] = []
-        self.memo: dict[int, Any] = {}
-        self.merges: list[tuple[Any, dict[str, Any], list[Any]]] = []
         self.aliased = False
 
     def pos(self, mark: Any) -> Position:
         return Position(mark.line + 1 + self.offset, mark.column + 1)
 
-    def value(self, node: Any, stack: list[tuple[Any, Any, KeyPath]], path: KeyPath) -> Any:
-        if type(node) is tuple:
-            return _scalar(node)
-        known = self.memo.get(id(node))
-        if known is not None:
-            self.aliased = True
-            return known
-        obj: Any = {} if type(node) is _MappingNode else []
-        self.memo[id(node)] = obj
-        stack.append((node, obj, path))
-        return obj
-
     def walk(self, root: Any) -> Any:
-        stack: list[tuple[Any, Any, KeyPath]] = []
-        start = root[2] if type(root) is tuple else root.start_mark
-        self.index.table[()] = _pack(start, start, _end_mark(root))
-        result = self.value(root, stack, ())
+        """The data of the node graph under root. One loop, its steps written out in it: this
+        runs for every value of every document, and a method call per value costs more than the
+        rest of its step (measured)."""
+        table = self.index.table
+        start = root[2] if type(root) is tuple else root.args[2]
+        end = _end_mark(root)
+        table[()] = (start.line, start.column, start.line, start.column, end.line, end.column)
+        if type(root) is tuple:
+            return _scalar(root)
+        special, number_start, plain, scalar = _SPECIAL, _NUMBER_START, _plain, _scalar
+        # The data built for each collection node, by id: a node met again came through an
+        # alias and shares its data (and is not walked again).
+        memo: dict[int, Any] = {}
+        merges: list[tuple[Any, dict[str, Any], list[Any]]] = []
+        aliased = False
+        result: Any = {} if type(root) is _MappingNode else []
+        memo[id(root)] = result
+        stack: list[tuple[Any, Any, KeyPath]] = [(root, result, ())]
         while stack:
             node, obj, path = stack.pop()
             if type(obj) is list:
-                self.fill_sequence(node, obj, stack, path)
-            else:
-                self.fill_mapping(node, obj, stack, path)
+                append = obj.append
+                for number, item in enumerate(node.args[1]):
+                    if type(item) is tuple:
+                        tag, text, start, end, style = item
+                        line, column = start.line, start.column
+                        table[path + (number,)] = (line, column, line, column, end.line, end.column)
+                        # Plain untagged scalars are most values: resolved here, without a call.
+                        if tag is not None:
+                            append(scalar(item))
+                        elif style or (text not in special and text[0] not in number_start):
+                            append(text)
+                        else:
+                            append(plain(text))
+                        continue
+                    child = path + (number,)
+                    args = item.args
+                    start, items = args[2], args[1]
+                    if args[4] or not items:  # _end_mark's first step, written out (most end in a scalar)
+                        end = item.end_mark
+                    else:
+                        end = items[-1][1] if type(item) is _MappingNode else items[-1]
+                        end = end[3] if type(end) is tuple else _end_mark(item)
+                    line, column = start.line, start.column
+                    table[child] = (line, column, line, column, end.line, end.column)
+                    new: Any = {} if type(item) is _MappingNode else []
+                    known = memo.setdefault(id(item), new)
+                    if known is new:
+                        stack.append((item, new, child))
+                    else:
+                        aliased = True
+                    append(known)
+                continue
+            for key_node, value_node in node.args[1]:
+                if type(key_node) is tuple:
+                    key = key_node[1]
+                    key_mark = key_node[2]
+                    if key == MERGE_KEY and (key_node[0] is None or _tag_text(key_node[0]) in _MERGE_TAGS):
+                        if type(value_node) is tuple:
+                            merged = scalar(value_node)
+                        else:
+                            new = {} if type(value_node) is _MappingNode else []
+                            merged = memo.setdefault(id(value_node), new)
+                            if merged is new:
+                                stack.append((value_node, new, path + (MERGE_KEY,)))
+                            else:
+                                aliased = True
+                        merges.append((key_mark, obj, merged if isinstance(merged, list) else [merged]))
+                        continue
+                else:
+                    key = "<mapping key>" if type(key_node) is _MappingNode else "<sequence key>"
+                    key_mark = key_node.args[2]
+                child = path + (key,)
+                if key in obj:  # obj holds this mapping's keys so far (merges come after)
+                    self.duplicate(key, table[child], key_mark)
+                if type(value_node) is tuple:
+                    tag, text, start, end, style = value_node
+                    table[child] = (key_mark.line, key_mark.column, start.line, start.column, end.line, end.column)
+                    if tag is not None:
+                        obj[key] = scalar(value_node)
+                    elif style or (text not in special and text[0] not in number_start):
+                        obj[key] = text
+                    else:
+                        obj[key] = plain(text)
+                    continue
+                args = value_node.args
+                start, items = args[2], args[1]
+                if args[4] or not items:  # _end_mark's first step, written out (most end in a scalar)
+                    end = value_node.end_mark
+                else:
+                    end = items[-1][1] if type(value_node) is _MappingNode else items[-1]
+                    end = end[3] if type(end) is tuple else _end_mark(value_node)
+                table[child] = (key_mark.line, key_mark.column, start.line, start.column, end.line, end.column)
+                new = {} if type(value_node) is _MappingNode else []
+                known = memo.setdefault(id(value_node), new)
+                if known is new:
+                    stack.append((value_node, new, child))
+                else:
+                    aliased = True
+                obj[key] = known
+        self.aliased = aliased
         # Merge after filling, in text order: an anchor is defined before it is used, so a
         # merged mapping's own merges are applied before it is merged elsewhere. Keys already
         # present (explicit, or from an earlier source) win, as YAML's merge key says.
-        for _, target, sources in sorted(self.merges, key=lambda m: (m[0].line, m[0].column)):
+        for _, target, sources in sorted(merges, key=lambda m: (m[0].line, m[0].column)):
             for source in sources:
                 if isinstance(source, dict):
                     for k, v in source.items():
@@ -314,68 +389,16 @@ class _Walker:
                             target[k] = v
         return result
 
-    def fill_sequence(self, node: Any, obj: list[Any], stack: list[tuple[Any, Any, KeyPath]],
-                      path: KeyPath) -> None:
-        append = obj.append
-        value = self.value
-        table = self.index.table
-        for number, item in enumerate(node.value):
-            # Plain untagged scalars are most items: resolve them here, without a call.
-            if type(item) is tuple:
-                start, end = item[2], item[3]
-                line, column = start.line, start.column
-                table[path + (number,)] = (line, column, line, column, end.line, end.column)
-                if item[0] is None and not item[4]:
-                    text = item[1]
-                    append(_plain(text) if text in _SPECIAL or text[:1] in _NUMBER_START else text)
-                else:
-                    append(_scalar(item))
-            else:
-                child = path + (number,)
-                start = item.start_mark
-                table[child] = _pack(start, start, _end_mark(item))
-                append(value(item, stack, child))
-
-    def fill_mapping(self, node: Any, obj: dict[str, Any], stack: list[tuple[Any, Any, KeyPath]],
-                     path: KeyPath) -> None:
-        seen: dict[str, Any] = {}
-        table = self.index.table
-        value = self.value
-        for key_node, value_node in node.value:
-            if type(key_node) is tuple:
-                key = str(key_node[1])
-                key_mark = key_node[2]
-                if key == MERGE_KEY and (key_node[0] is None or _tag_text(key_node[0]) in _MERGE_TAGS):
-                    merged = value(value_node, stack, path + (MERGE_KEY,))
-                    sources = merged if isinstance(merged, list) else [merged]
-                    self.merges.append((key_mark, obj, sources))
-                    continue
-            else:
-                key = _key_text(key_node)
-                key_mark = key_node.start_mark
-            if key in seen:
-                first = self.pos(seen[key])
-                self.problems.append(
-                    ParseProblem(
-                        "yaml-duplicate-key",
-                        f"key '{key}' is repeated in this mapping (first at line {first.line});"
-                        " Kubernetes keeps the last value and silently drops the first",
-                        self.pos(key_mark),
-                    )
-                )
-            seen[key] = key_mark
-            child = path + (key,)
-            if type(value_node) is tuple:
-                start, end = value_node[2], value_node[3]
-                table[child] = (key_mark.line, key_mark.column, start.line, start.column, end.line, end.column)
-                if value_node[0] is None and not value_node[4]:
-                    text = value_node[1]
-                    obj[key] = _plain(text) if text in _SPECIAL or text[:1] in _NUMBER_START else text
-                else:
-                    obj[key] = _scalar(value_node)
-                continue
-            table[child] = _pack(key_mark, value_node.start_mark, _end_mark(value_node))
-            obj[key] = value(value_node, stack, child)
+    def duplicate(self, key: str, first: Entry, key_mark: Any) -> None:
+        """Report a key met again in one mapping; `first` is the entry of its last occurrence."""
+        self.problems.append(
+            ParseProblem(
+                "yaml-duplicate-key",
+                f"key '{key}' is repeated in this mapping (first at line {first[0] + 1 + self.offset});"
+                " Kubernetes keeps the last value and silently drops the first",
+                self.pos(key_mark),
+            )
+        )
 
 
 RECURSIVE = -1
@@ -464,25 +487,16 @@ def _hint(chunk: Chunk, where: Position, message: str) -> str:
 def _refusal(chunk: Chunk) -> tuple[str, Any] | None:
     """Why the document must not be composed, and the parser's mark of where; None when it may.
     Both checks read the parser's events, which needs no recursion and holds no tree."""
-    from kubegap_lint.input.limits import (
-        MAX_DEPTH,
-        MAX_NODES,
-        depth_exceeds,
-        may_be_too_deep,
-        may_hold_too_many_nodes,
-        nodes_exceed,
-    )
-
     # Composed, each value costs several hundred bytes: refuse before memory runs out. First:
     # it is cheaper than the depth bound on a long flow (bench/reading.py).
-    crowded = may_hold_too_many_nodes(chunk.text) and nodes_exceed(_parser_class()(chunk.text))
+    crowded = limits.may_hold_too_many_nodes(chunk.text) and limits.nodes_exceed(_parser_class()(chunk.text))
     if crowded:
-        return (f"this document holds more than {MAX_NODES:,} values; it is not linted"
+        return (f"this document holds more than {limits.MAX_NODES:,} values; it is not linted"
                 " (no real object holds that many)", crowded)
     # Composing would recurse in C once per level: refuse before it can crash.
-    deep = may_be_too_deep(chunk.text) and depth_exceeds(_parser_class()(chunk.text))
+    deep = limits.may_be_too_deep(chunk.text) and limits.depth_exceeds(_parser_class()(chunk.text))
     if deep:
-        return (f"this document nests more than {MAX_DEPTH:,} levels deep; it is not linted"
+        return (f"this document nests more than {limits.MAX_DEPTH:,} levels deep; it is not linted"
                 " (no manifest needs that many)", deep)
     return None
 
@@ -496,17 +510,28 @@ def parse_chunk(chunk: Chunk) -> ParsedDocument:
         message, mark = refusal
         where = Position(mark.line + 1 + chunk.first_line, mark.column + 1)
         return ParsedDocument(None, walker.index, fallback, [ParseProblem("document-too-large", message, where)])
+    # No cyclic garbage collection while one document is read: its nodes and data are young
+    # objects that all survive until the walk ends (then the nodes go by reference count), so
+    # each collection the allocations would trigger finds nothing to free (measured: about a
+    # tenth of the compose). Any cycle (a recursive alias) waits for the next collection.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        node = _compose(chunk.text)
-    except Exception as exc:  # the C parser raises several error types; all are input faults
-        where = _error_position(exc, chunk, fallback)
-        message = _error_message(exc)
-        problem = ParseProblem("yaml-syntax-error", message + _hint(chunk, where, message), where)
-        return ParsedDocument(None, walker.index, fallback, [problem])
-    if node is None:
-        return ParsedDocument(None, walker.index, fallback, [])
-    start = walker.pos(node[2] if type(node) is tuple else node.start_mark)
-    data = walker.walk(node)
+        try:
+            node = _compose(chunk.text)
+        except Exception as exc:  # the C parser raises several error types; all are input faults
+            where = _error_position(exc, chunk, fallback)
+            message = _error_message(exc)
+            problem = ParseProblem("yaml-syntax-error", message + _hint(chunk, where, message), where)
+            return ParsedDocument(None, walker.index, fallback, [problem])
+        if node is None:
+            return ParsedDocument(None, walker.index, fallback, [])
+        start = walker.pos(node[2] if type(node) is tuple else node.args[2])
+        data = walker.walk(node)
+        del node
+    finally:
+        if collecting:
+            gc.enable()
     if walker.aliased:
         size = _expanded_size(data, MAX_EXPANDED_NODES)
         if size == RECURSIVE:

@@ -33,6 +33,8 @@ class Resource:
     item_index: int | None = None  # position inside a List
     chars: int = 0  # length of the document's text: what keeping it parsed costs (stream.py)
     item_path: KeyPath | None = None  # a List item's key path, when it is not ("items", item_index)
+    # ref() once made: each policy evaluated on a workload asks for it (the data is never changed)
+    _ref: ResourceRef | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def base(self) -> KeyPath:
@@ -72,7 +74,10 @@ class Resource:
         return None if namespace is None else str(namespace)
 
     def ref(self) -> ResourceRef:
-        return ResourceRef(self.kind, self.name, self.namespace, self.api_version)
+        ref = self._ref
+        if ref is None:
+            ref = self._ref = ResourceRef(self.kind, self.name, self.namespace, self.api_version)
+        return ref
 
 
 @dataclass(frozen=True)
