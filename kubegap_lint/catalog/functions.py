@@ -159,6 +159,12 @@ class PolicyInterpreter:
         if found is not None and found[0] is expression:
             return found[1]
         evaluate = self._evaluate(expression.parsed)
+        if self._compiled:
+            from kubegap_lint.catalog.compile import counts
+
+            if not counts(expression.parsed):  # builds nothing that counts: no budget to reset
+                self._evaluators[id(expression)] = (expression, evaluate)
+                return evaluate
         interpreter = self._interpreter
 
         def bounded(value: Any) -> Any:
@@ -213,12 +219,16 @@ def _bounded_interpreter_class() -> Any:
 
     class BoundedInterpreter(visitor.TreeInterpreter):  # type: ignore[misc]
         produced = 0
+        limit = MAX_VALUES  # compile.py's closures count into `produced` against it too
+
+        def over_budget(self) -> None:
+            raise JMESPathError(f"the expression built over {MAX_VALUES:,} values: stopped")
 
         def _count(self, result: Any) -> Any:
             if isinstance(result, (list, dict, str)):
                 self.produced += len(result)
                 if self.produced > MAX_VALUES:
-                    raise JMESPathError(f"the expression built over {MAX_VALUES:,} values: stopped")
+                    self.over_budget()
             return result
 
         def visit_flatten(self, node: Any, value: Any) -> Any:
