@@ -229,6 +229,20 @@ def _same_quantity(a: Any, b: Any) -> bool | None:
     return left == right
 
 
+_ACCELERATOR_NAMES: dict[tuple[str, tuple[str, ...]], bool] = {}  # bounded: names repeat
+
+
+def _accelerator(name: str, patterns: list[str]) -> bool:
+    key = (name, tuple(patterns))
+    found = _ACCELERATOR_NAMES.get(key)
+    if found is None:
+        found = any(fnmatch.fnmatchcase(name, p) for p in patterns)
+        if len(_ACCELERATOR_NAMES) >= 4096:
+            _ACCELERATOR_NAMES.clear()
+        _ACCELERATOR_NAMES[key] = found
+    return found
+
+
 def accelerator_mismatches(raw: dict[str, Any], patterns: list[str]) -> list[dict[str, Any]]:
     """Accelerator resources a container requests without the same limit: `name`, `request`,
     `limit` (null when missing). Extended resources cannot be overcommitted, so the API server
@@ -238,7 +252,7 @@ def accelerator_mismatches(raw: dict[str, Any], patterns: list[str]) -> list[dic
     limits = as_dict(resources.get("limits"))
     found = []
     for name in sorted(requests):
-        if not any(fnmatch.fnmatchcase(str(name), p) for p in patterns):
+        if not _accelerator(str(name), patterns):
             continue
         if name not in limits:
             found.append({"name": name, "request": requests[name], "limit": None})

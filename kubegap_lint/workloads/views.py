@@ -102,13 +102,24 @@ def _words(text: str) -> list[str]:
 _PATH_RE = re.compile(r"""(?:^|(?<=[\s'"=,(;]))(/(?!/)[^\s'"`;&|<>(),]*)""")
 
 
+_PATHS_OF: dict[str, tuple[str, ...]] = {}  # text -> its paths: env values and commands repeat
+
+
 def path_values(text: str) -> list[str]:
     """The absolute paths a command line, a script or an env value names, in order, once each."""
+    known = _PATHS_OF.get(text)
+    if known is not None:
+        return list(known)
     found: list[str] = []
-    for match in _PATH_RE.finditer(text):
-        path = match.group(1).rstrip(".:")
-        if len(path) > 1 and path not in found:
-            found.append(path)
+    if "/" in text:
+        for match in _PATH_RE.finditer(text):
+            path = match.group(1).rstrip(".:")
+            if len(path) > 1 and path not in found:
+                found.append(path)
+    if len(text) <= 4096:  # bounded, whatever the input
+        if len(_PATHS_OF) >= 4096:
+            _PATHS_OF.clear()
+        _PATHS_OF[text] = tuple(found)
     return found
 
 
@@ -182,6 +193,16 @@ def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[s
     } for name, value in env.items()]
 
 
+_REMEMBERED = 4096  # entries of each per-run table below, before it starts again
+
+
+def _remember(table: dict[Any, Any], key: Any, value: Any) -> Any:
+    if len(table) >= _REMEMBERED:
+        table.clear()
+    table[key] = value
+    return value
+
+
 class ViewBuilder:
     """Builds workload views for one run; holds the parameters and the input index."""
 
@@ -197,13 +218,25 @@ class ViewBuilder:
         self.placeholders: list[dict[str, Any]] = []  # unrendered counts of the workload being built
         self._count_base = ""  # view path of the entry counts are read from (for KG008's field)
         self._count_root: Any = None  # the resource root: paths from it are not prefixed
+        # Per run, bounded: resource names against the patterns, and a command line's words
+        # (a stream repeats its names and, pod after pod, its command lines).
+        self._gpu_names: dict[str, bool] = {}
+        self._nccl_names: dict[str, bool] = {}
+        self._words: dict[str, list[str]] = {}
+        self._volumes: tuple[Any, dict[str, Any], dict[str, int]] | None = None  # the last spec's
 
     # -- accelerators -------------------------------------------------------------------
     def is_gpu_resource(self, name: str) -> bool:
-        return any(fnmatch.fnmatchcase(name, p) for p in self.gpu_patterns)
+        found = self._gpu_names.get(name)
+        if found is None:
+            found = _remember(self._gpu_names, name, any(fnmatch.fnmatchcase(name, p) for p in self.gpu_patterns))
+        return found
 
     def is_nccl_resource(self, name: str) -> bool:
-        return any(fnmatch.fnmatchcase(name, p) for p in self.nccl_patterns)
+        found = self._nccl_names.get(name)
+        if found is None:
+            found = _remember(self._nccl_names, name, any(fnmatch.fnmatchcase(name, p) for p in self.nccl_patterns))
+        return found
 
     def accelerators(self, container: dict[str, Any]) -> dict[str, int | None]:
         resources = as_dict(container.get("resources"))
@@ -556,8 +589,11 @@ class ViewBuilder:
         for count in accelerators.values():
             gpus = None if gpus is None or count is None else gpus + count
         mounts = []
-        volumes = {str(v.get("name")): v for v in as_list(spec.get("volumes")) if isinstance(v, dict)}
-        volume_paths = {str(v.get("name")): n for n, v in enumerate(as_list(spec.get("volumes"))) if isinstance(v, dict)}
+        if self._volumes is None or self._volumes[0] is not spec:  # once per pod spec, not per container
+            self._volumes = (spec, {str(v.get("name")): v for v in as_list(spec.get("volumes")) if isinstance(v, dict)},
+                             {str(v.get("name")): n for n, v in enumerate(as_list(spec.get("volumes")))
+                              if isinstance(v, dict)})
+        volumes, volume_paths = self._volumes[1], self._volumes[2]
         for number, mount in enumerate(as_list(raw.get("volumeMounts"))):
             if not isinstance(mount, dict):
                 continue
@@ -593,7 +629,7 @@ class ViewBuilder:
             "env": env,
             "env_entries": entries,
             "command_line": text,
-            "words": _words(text) if text else [],
+            "words": self._split(text) if text else [],
             "launchers": launchers,
             "accelerators": accelerators,
             "gpus": gpus if accelerators else 0,
@@ -604,6 +640,15 @@ class ViewBuilder:
             "key_paths": {".": where, "raw": where, "env_entries": entry_paths},
         }
         return cast("ContainerView", view)  # accelerator_mismatches: add_resilience_facts
+
+    def _split(self, text: str) -> list[str]:
+        """A command line's words (a copy: each view has its own list)."""
+        words = self._words.get(text)
+        if words is None:
+            words = _words(text)
+            if len(text) <= 4096:
+                _remember(self._words, text, words)
+        return list(words)
 
     def _budgets(self, namespace: str | None, labels: dict[str, Any]) -> list[PodBudget]:
         return [{"name": budget.name, "min_available": budget.min_available,
