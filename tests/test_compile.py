@@ -282,3 +282,25 @@ def test_the_budget_stops_a_compiled_search_as_it_stops_the_interpreter() -> Non
             interpreter.search(doubling, {"a": [1]})
         # The next search has its own budget.
         assert interpreter.search(jmespath.compile("length(a | [@, @][])"), {"a": [1]}) == 2
+
+
+def test_search_view_shares_one_result_between_rules_that_ask_the_same_of_a_view() -> None:
+    interpreter = PolicyInterpreter(PARAMS)
+    calls: list[Any] = []
+    original = interpreter.search
+
+    def counting(expression: Any, value: Any) -> Any:
+        calls.append(expression.expression)
+        return original(expression, value)
+
+    interpreter.search = counting  # type: ignore[method-assign]
+    one, same_tree, other = (jmespath.compile("pods[?has_gpu]"), jmespath.compile("pods[? has_gpu ]"),
+                             jmespath.compile("pods[?nccl_gpu]"))
+    view = {"pods": [{"has_gpu": True, "nccl_gpu": False}, {"has_gpu": False}]}
+    assert interpreter.search_view(one, view) == [view["pods"][0]]
+    assert interpreter.search_view(same_tree, view) == [view["pods"][0]]  # written otherwise: one tree
+    assert interpreter.search_view(other, view) == []
+    assert calls == ["pods[?has_gpu]", "pods[?nccl_gpu]"]
+    # Another view (even equal to the first) is searched again.
+    assert interpreter.search_view(same_tree, dict(view)) == [view["pods"][0]]
+    assert calls == ["pods[?has_gpu]", "pods[?nccl_gpu]", "pods[? has_gpu ]"]

@@ -159,7 +159,9 @@ def container_locations(raw: dict[str, Any], mounts: list[dict[str, Any]],
         for path in path_values(" ".join(_strings(raw.get(key)))):
             found.append(_location(path, key, raw.get(key), mounts, _naming_item(raw.get(key), sub(where, key), path)))
     for number, entry in enumerate(as_list(raw.get("env"))):
-        if isinstance(entry, dict) and isinstance(entry.get("value"), str) and "valueFrom" not in entry:
+        # Most values name no path: a value without `/` is passed over without a call.
+        if isinstance(entry, dict) and isinstance(entry.get("value"), str) and "/" in entry["value"] \
+                and "valueFrom" not in entry:
             for path in path_values(entry["value"]):
                 found.append(_location(path, f"env {entry.get('name')}", entry, mounts,
                                        sub(where, "env", number, "value")))
@@ -180,15 +182,17 @@ def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[s
     """One record per variable a container sets (env, envFrom, or its command line), so a
     policy can check names one by one and point at the env entry when there is one."""
     paths = entry_paths or {}
+    container = name_text(raw.get("name"))  # once for all the container's variables
+    prefix = f"{container_path}.env."
     return [{
         "name": name,
         "value": value,
         "entry": entries.get(name),
         "from": "env" if name in entries else "command or envFrom",
         "role": role,
-        "container": name_text(raw.get("name")),
+        "container": container,
         "container_node": raw,
-        "path": f"{container_path}.env.{name}",
+        "path": f"{prefix}{name}",
         "key_paths": {".": paths.get(name, where), "entry": paths.get(name), "container_node": where},
     } for name, value in env.items()]
 
@@ -570,7 +574,13 @@ class ViewBuilder:
         for number, entry in enumerate(as_list(raw.get("env"))):
             if isinstance(entry, dict) and isinstance(entry.get("name"), str):
                 name = entry["name"]
-                env[name] = _env_text(entry.get("value")) if "valueFrom" not in entry else None
+                value = entry.get("value")
+                if "valueFrom" in entry:
+                    env[name] = None
+                elif type(value) is str and "$" not in value:  # the common case: literal text
+                    env[name] = value
+                else:
+                    env[name] = _env_text(value)
                 entries[name] = entry
                 entry_paths[name] = sub(where, "env", number)
         for source in as_list(raw.get("envFrom")):
