@@ -512,3 +512,15 @@ def _collect(step: Evaluator, items: Iterable[Any], budget: Any) -> list[Any]:
     if budget.produced > budget.limit:
         budget.over_budget()
     return collected
+
+
+def names_read(node: Any, found: set[str] | None = None) -> set[str]:
+    """Every key an expression names: its fields, and its string literals (`has(env, 'X')`,
+    `lookup(m, 'k')`). What a view must hold for the expression (engine/evaluate.view_needs)."""
+    found = set() if found is None else found
+    if isinstance(node, dict):
+        if node.get("type") in ("field", "literal") and isinstance(node.get("value"), str):
+            found.add(node["value"])
+        for child in node.get("children") or ():
+            names_read(child, found)
+    return found

@@ -171,6 +171,35 @@ def evaluate_workload(
             )
 
 
+def view_needs(policies: Iterable[Policy]) -> frozenset[str] | None:
+    """The keys the policies' expressions name, for the view builder to compute only the facts
+    they read (workloads/viewfacts.py: FACTS); None, every fact, when a policy is not one of the
+    built-in catalog's, as an expression of a user's could read a view whole (`keys(@)`,
+    `to_string(pods[0])`), which no name shows. tests/test_views.py checks each built-in policy
+    alone gives the same findings with its facts only."""
+    from pathlib import Path
+
+    from kubegap_lint.catalog.compile import names_read
+    from kubegap_lint.core.datapaths import _data_dir
+
+    builtin = _data_dir("policies").resolve()
+    names: set[str] = set()
+    for policy in policies:
+        try:
+            if Path(policy.path).resolve().parent != builtin:
+                return None
+        except (OSError, ValueError):
+            return None
+        expressions = [policy.applies_to, policy.for_each, policy.violation, policy.severity_expr]
+        expressions += [expression for _, expression in policy.at]
+        if policy.message is not None:
+            expressions += [part for part in policy.message.parts if not isinstance(part, str)]
+        for expression in expressions:
+            if expression is not None:
+                names_read(expression.parsed, names)
+    return frozenset(names)
+
+
 def key_path_of(resource: Resource, finding: Finding) -> tuple[Any, ...]:
     """The finding's key path as template_lines.locate reads it: list indexes become (index,
     the item's `name` or None), so a template's items, which a loop writes without an index,

@@ -211,8 +211,13 @@ class ViewBuilder:
     """Builds workload views for one run; holds the parameters and the input index."""
 
     def __init__(self, index: InputIndex, gpu_resources: list[str], nccl_resources: list[str],
-                 kind_table: KindTable | None = None, diagnostic_commands: list[str] | None = None) -> None:
+                 kind_table: KindTable | None = None, diagnostic_commands: list[str] | None = None,
+                 needs: frozenset[str] | None = None) -> None:
         self.index = index
+        # The keys the active rules name (engine/evaluate.view_needs): the costlier facts no
+        # rule reads are not made (viewfacts.FACTS, and containers' locations and env_list);
+        # None makes every one (a user's policy, or views kept for the caller).
+        self.needs = needs
         self.gpu_patterns = list(gpu_resources)
         self.nccl_patterns = list(nccl_resources)
         self.kind_table = kind_table  # reads resources embedded in others (Katib trialSpec)
@@ -626,8 +631,10 @@ class ViewBuilder:
             })
         launchers = sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(text)})
         container_path = f"{pod_path}.spec.{'initContainers' if init else 'containers'}[{position}]"
-        locations = container_locations(raw, mounts, where)
-        env_list = env_records(raw, env, entries, container_path, role, where, entry_paths)
+        needs = self.needs
+        locations = container_locations(raw, mounts, where) if needs is None or "locations" in needs else []
+        env_list = (env_records(raw, env, entries, container_path, role, where, entry_paths)
+                    if needs is None or "env_list" in needs else [])
         view = {
             "name": name_text(raw.get("name")),
             "index": position,
@@ -767,5 +774,5 @@ class ViewBuilder:
         base = resource.base
         view["key_paths"] = {".": base, "resource": base, "labels": (*base, "metadata", "labels"),
                              "annotations": (*base, "metadata", "annotations")}
-        add_resilience_facts(view, self.gpu_patterns, self.index.model_cached)
+        add_resilience_facts(view, self.gpu_patterns, self.index.model_cached, self.needs)
         return cast("WorkloadView", view)
