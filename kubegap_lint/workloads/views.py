@@ -102,6 +102,7 @@ def _words(text: str) -> list[str]:
 _PATH_RE = re.compile(r"""(?:^|(?<=[\s'"=,(;]))(/(?!/)[^\s'"`;&|<>(),]*)""")
 
 
+_REMEMBERED = 256  # entries of each table of texts seen, before it starts again (memory stays flat)
 _PATHS_OF: dict[str, tuple[str, ...]] = {}  # text -> its paths: env values and commands repeat
 
 
@@ -117,7 +118,7 @@ def path_values(text: str) -> list[str]:
             if len(path) > 1 and path not in found:
                 found.append(path)
     if len(text) <= 4096:  # bounded, whatever the input
-        if len(_PATHS_OF) >= 4096:
+        if len(_PATHS_OF) >= _REMEMBERED:
             _PATHS_OF.clear()
         _PATHS_OF[text] = tuple(found)
     return found
@@ -195,9 +196,6 @@ def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[s
         "path": f"{prefix}{name}",
         "key_paths": {".": paths.get(name, where), "entry": paths.get(name), "container_node": where},
     } for name, value in env.items()]
-
-
-_REMEMBERED = 4096  # entries of each per-run table below, before it starts again
 
 
 def _remember(table: dict[Any, Any], key: Any, value: Any) -> Any:
