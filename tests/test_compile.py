@@ -304,3 +304,13 @@ def test_search_view_shares_one_result_between_rules_that_ask_the_same_of_a_view
     # Another view (even equal to the first) is searched again.
     assert interpreter.search_view(same_tree, dict(view)) == [view["pods"][0]]
     assert calls == ["pods[?has_gpu]", "pods[?nccl_gpu]", "pods[? has_gpu ]"]
+
+
+def test_a_parameter_is_read_once_at_compile_time_and_an_unknown_one_still_fails() -> None:
+    interpreter = PolicyInterpreter({"keys": ["zone", "rack"]})
+    known = jmespath.compile("[?contains(param('keys'), @)]")
+    assert interpreter.search(known, ["rack", "host"]) == ["rack"]
+    assert interpreter.search(jmespath.compile("param('keys')"), None) is interpreter._functions.params["keys"]
+    for fast in (True, False):
+        with pytest.raises(jmespath.exceptions.JMESPathError, match="unknown parameter 'nope'"):
+            PolicyInterpreter({}, compiled=fast).search(jmespath.compile("param('nope')"), {})

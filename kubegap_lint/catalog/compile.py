@@ -408,10 +408,23 @@ class Compiler:
     # Functions
 
     def _function_expression(self, node: dict[str, Any]) -> Evaluator:
+        budget = self.budget
+        constant = self._parameter(node)
+        if constant is not None:
+            # `param('name')`: the run's value, the same object on every call; counted as the
+            # interpreter counts the call's result.
+            value, size = constant[0], len(constant[0]) if isinstance(constant[0], (list, dict, str)) else 0
+
+            def parameter(_: Any) -> Any:
+                budget.produced += size
+                if budget.produced > budget.limit:
+                    budget.over_budget()
+                return value
+
+            return parameter
         call = self._call(node)
         if node["value"] in _SCALAR_FUNCTIONS:
             return call
-        budget = self.budget
 
         def counted_call(value: Any) -> Any:
             result = call(value)
@@ -422,6 +435,21 @@ class Compiler:
             return result
 
         return counted_call
+
+    def _parameter(self, node: dict[str, Any]) -> tuple[Any] | None:
+        """(value,) for `param('name')` of a parameter the run has, with the policy functions'
+        own `param`; None for anything else (an unknown name raises when called, as before)."""
+        children = node["children"]
+        params = getattr(self.functions, "params", None)
+        if node["value"] != "param" or len(children) != 1 or children[0].get("type") != "literal" \
+                or not isinstance(params, dict):
+            return None
+        spec = self.functions.FUNCTION_TABLE.get("param")
+        name = children[0]["value"]
+        if spec is None or getattr(spec["function"], "__name__", "") != "_func_param" \
+                or not isinstance(name, str) or name not in params:
+            return None
+        return (params[name],)
 
     def _call(self, node: dict[str, Any]) -> Evaluator:
         name = node["value"]
