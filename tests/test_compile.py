@@ -242,3 +242,75 @@ def test_the_reference_mode_walks_the_tree() -> None:
     expression = jmespath.compile("a[?b > `1`].b | [0]")
     assert slow.search(expression, {"a": [{"b": 1}, {"b": 3}]}) == 3
     assert slow._compiler is None
+
+
+def _budget_used(interpreter: PolicyInterpreter, expression: Any, value: Any) -> tuple[int, Any]:
+    interpreter._interpreter.produced = 0
+    outcome = compiled(interpreter, expression, value)
+    return interpreter._interpreter.produced, outcome
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(expressions(), st.lists(documents, min_size=1, max_size=3))
+def test_the_compiled_closures_count_what_the_bounded_interpreter_counts(text: str, values: list[Any]) -> None:
+    """The value budget (functions.MAX_VALUES): each closure counts inside itself, and calls of
+    functions that return no list, object or string are not counted; the total a search uses is
+    still the interpreter's, value for value."""
+    expression = _compiles(text)
+    if expression is None:
+        return
+    fast, slow = PolicyInterpreter(PARAMS), PolicyInterpreter(PARAMS, compiled=False)
+    for value in values:
+        assert _budget_used(fast, expression, value) == _budget_used(slow, expression, value), (text, value)
+
+
+def test_a_search_that_builds_nothing_counted_needs_no_budget_reset() -> None:
+    from kubegap_lint.catalog.compile import counts
+
+    assert not counts(jmespath.compile("serving && has_gpu && replicas >= `2` && !(budgets)").parsed)
+    assert not counts(jmespath.compile("contains(names, name) || starts_with(a, 'b')").parsed)
+    assert counts(jmespath.compile("contains(param('x'), name)").parsed)  # a parameter's list counts
+    assert counts(jmespath.compile("pods[?has_gpu]").parsed)
+    assert counts(jmespath.compile("join(', ', names)").parsed)  # builds a string
+    assert counts(jmespath.compile("sort_by(pods, &name)").parsed)  # the interpreter evaluates exprefs
+
+
+def test_the_budget_stops_a_compiled_search_as_it_stops_the_interpreter() -> None:
+    doubling = jmespath.compile("length(a" + " | [@, @][]" * 40 + ")")
+    for interpreter in (PolicyInterpreter(PARAMS), PolicyInterpreter(PARAMS, compiled=False)):
+        with pytest.raises(jmespath.exceptions.JMESPathError, match="built over 1,000,000 values"):
+            interpreter.search(doubling, {"a": [1]})
+        # The next search has its own budget.
+        assert interpreter.search(jmespath.compile("length(a | [@, @][])"), {"a": [1]}) == 2
+
+
+def test_search_view_shares_one_result_between_rules_that_ask_the_same_of_a_view() -> None:
+    interpreter = PolicyInterpreter(PARAMS)
+    calls: list[Any] = []
+    original = interpreter.search
+
+    def counting(expression: Any, value: Any) -> Any:
+        calls.append(expression.expression)
+        return original(expression, value)
+
+    interpreter.search = counting  # type: ignore[method-assign]
+    one, same_tree, other = (jmespath.compile("pods[?has_gpu]"), jmespath.compile("pods[? has_gpu ]"),
+                             jmespath.compile("pods[?nccl_gpu]"))
+    view = {"pods": [{"has_gpu": True, "nccl_gpu": False}, {"has_gpu": False}]}
+    assert interpreter.search_view(one, view) == [view["pods"][0]]
+    assert interpreter.search_view(same_tree, view) == [view["pods"][0]]  # written otherwise: one tree
+    assert interpreter.search_view(other, view) == []
+    assert calls == ["pods[?has_gpu]", "pods[?nccl_gpu]"]
+    # Another view (even equal to the first) is searched again.
+    assert interpreter.search_view(same_tree, dict(view)) == [view["pods"][0]]
+    assert calls == ["pods[?has_gpu]", "pods[?nccl_gpu]", "pods[? has_gpu ]"]
+
+
+def test_a_parameter_is_read_once_at_compile_time_and_an_unknown_one_still_fails() -> None:
+    interpreter = PolicyInterpreter({"keys": ["zone", "rack"]})
+    known = jmespath.compile("[?contains(param('keys'), @)]")
+    assert interpreter.search(known, ["rack", "host"]) == ["rack"]
+    assert interpreter.search(jmespath.compile("param('keys')"), None) is interpreter._functions.params["keys"]
+    for fast in (True, False):
+        with pytest.raises(jmespath.exceptions.JMESPathError, match="unknown parameter 'nope'"):
+            PolicyInterpreter({}, compiled=fast).search(jmespath.compile("param('nope')"), {})

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.engine.run import Linter
 
@@ -227,3 +231,66 @@ def test_explicit_torch_backend() -> None:
     assert torch_backend(["python", "train.py", "--backend", "gloo"]) == "gloo"
     assert torch_backend(["python", "train.py", "--dist-backend=NCCL"]) == "nccl"
     assert torch_backend(["torchrun", "train.py"]) is None
+
+
+
+def _every_workload_policy() -> list[str]:
+    from kubegap_lint.catalog.policies import load_catalog
+
+    return [p.id for p in load_catalog().policies if p.scope == "workload"]
+
+
+@pytest.mark.parametrize("rule", _every_workload_policy())
+def test_a_rule_alone_finds_the_same_with_only_the_facts_it_reads(rule: str) -> None:
+    """Views hold only the facts the active rules name (engine/evaluate.view_needs); kept views
+    hold every fact. The rule's findings (and errors) on the examples must be the same either
+    way (with every rule at once nothing is left out)."""
+    from conftest import EXAMPLES
+
+    linter = Linter(Settings(select=[rule]))
+    lean, full = linter.lint_paths([str(EXAMPLES)]), linter.lint_paths([str(EXAMPLES)], keep_views=True)
+    assert list(lean.iter_findings()) == list(full.iter_findings())
+    assert [e.display() for e in lean.errors] == [e.display() for e in full.errors]
+    assert any(f.rule_id == rule for f in full.iter_findings())  # the rule is exercised
+
+
+def test_only_the_facts_the_active_rules_name_are_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conftest import GPU_DEPLOYMENT
+
+    from kubegap_lint.engine.evaluate import view_needs
+    from kubegap_lint.workloads import views
+    from kubegap_lint.workloads.viewfacts import FACTS
+
+    built: list[dict] = []
+    original = views.ViewBuilder.workload_view
+
+    def keep(self, resource, rule):  # type: ignore[no-untyped-def]
+        view = original(self, resource, rule)
+        built.append(view)
+        return view
+
+    monkeypatch.setattr(views.ViewBuilder, "workload_view", keep)
+    linter = Linter(Settings(select=["KG301"]))
+    needs = view_needs(linter.workload_policies)
+    assert needs is not None and not (FACTS | {"locations", "env_list"}) & needs
+    linter.lint_texts([("d.yaml", GPU_DEPLOYMENT)])
+    [view] = built
+    pod, container = view["pods"][0], view["pods"][0]["containers"][0]
+    # The view's `serving` (its class) and a pod's own `budgets` are not facts, and stay.
+    assert not FACTS - {"serving"} & set(view) and not FACTS - {"budgets"} & set(pod) and not FACTS & set(container)
+    assert container["locations"] == [] and container["env_list"] == []
+    linter.lint_texts([("d.yaml", GPU_DEPLOYMENT)], keep_views=True)  # kept views: every fact
+    kept = built[1]
+    assert set(kept) | set(kept["pods"][0]) | set(kept["pods"][0]["containers"][0]) >= FACTS
+    assert "env_list" in (view_needs(Linter(Settings(select=["KG305"])).workload_policies) or ())
+
+
+def test_a_policy_not_from_the_catalog_gets_every_fact(tmp_path: Path) -> None:
+    import dataclasses
+
+    from kubegap_lint.engine.evaluate import view_needs
+
+    policies = Linter(Settings(select=["KG301"])).workload_policies
+    assert view_needs(policies) is not None
+    moved = [dataclasses.replace(policies[0], path=str(tmp_path / "KG301-x.yaml"))]
+    assert view_needs(moved) is None

@@ -41,7 +41,8 @@ def is_false(value: Any) -> bool:
     """JMESPath's false: null, false, and empty strings, arrays and objects (0 is true).
 
     The interpreter tests `value == ''`, `== []`, `== {}`: for JSON data that is exactly an
-    empty str, list or dict (subclasses included), which `not value` tells faster.
+    empty str, list or dict (subclasses included), which `not value` tells faster. The
+    closures below inline this test (a call per node costs more than the test).
     """
     if value is None or value is False:
         return True
@@ -51,8 +52,35 @@ def is_false(value: Any) -> bool:
 
 
 # Nodes that build new lists, objects or strings: what functions.BoundedInterpreter counts.
-_BUILDERS = frozenset({"projection", "value_projection", "filter_projection", "flatten",
-                       "multi_select_list", "multi_select_dict", "function_expression"})
+# Each counts inside its own closure, with no wrapper call per node: the length of what it
+# built is added to the search's budget, which the interpreter holds (`produced`, reset at
+# the start of each search by functions.PolicyInterpreter).
+BUILDERS = frozenset({"projection", "value_projection", "filter_projection", "flatten",
+                      "multi_select_list", "multi_select_dict", "function_expression"})
+
+# Functions whose result is never a list, an object or a string: the interpreter counts 0
+# for each of their results, so their calls are not counted at all.
+_SCALAR_FUNCTIONS = frozenset({"abs", "avg", "ceil", "contains", "ends_with", "floor", "length",
+                               "starts_with", "sum", "to_number", "match", "quantity", "contains_any",
+                               "starts_with_any", "has", "known_name"})
+
+
+class _Unbounded:
+    """The budget of an interpreter that sets none (a test's stand-in): counts, never stops."""
+
+    produced = 0
+    limit = float("inf")
+
+
+def counts(node: dict[str, Any]) -> bool:
+    """Does evaluating this tree count against the budget (a value-building node, or a node
+    the interpreter evaluates)? A search of one that does not needs no reset."""
+    kind = node.get("type")
+    if kind in BUILDERS and not (kind == "function_expression" and node.get("value") in _SCALAR_FUNCTIONS):
+        return True
+    if kind == "expref" or not hasattr(Compiler, "_" + str(kind)):
+        return True  # evaluated by the interpreter, which counts
+    return any(counts(child) for child in node.get("children") or () if isinstance(child, dict))
 
 
 class Compiler:
@@ -61,25 +89,15 @@ class Compiler:
     def __init__(self, functions: Any, interpreter: Any) -> None:
         self.functions = functions
         self.interpreter = interpreter  # for exprefs and for node types not compiled here
+        # The budget: the bounded interpreter itself (functions.MAX_VALUES), or none.
+        self.budget: Any = interpreter if hasattr(interpreter, "over_budget") else _Unbounded()
 
     def compile(self, node: dict[str, Any]) -> Evaluator:
         method = getattr(self, "_" + str(node.get("type")), None)
         if method is None:
             return self.fallback(node)
         result: Evaluator = method(node)
-        if node.get("type") in _BUILDERS and hasattr(self.interpreter, "_count"):
-            result = self._counted(result)
         return result
-
-    def _counted(self, inner: Evaluator) -> Evaluator:
-        """Count what a value-building node makes against the search's budget, as the bounded
-        interpreter does (functions.MAX_VALUES): an untrusted policy must not exhaust memory."""
-        count = self.interpreter._count
-
-        def counted(value: Any) -> Any:
-            return count(inner(value))
-
-        return counted
 
     def fallback(self, node: dict[str, Any]) -> Evaluator:
         visit = self.interpreter.visit
@@ -178,21 +196,29 @@ class Compiler:
     def _comparator(self, node: dict[str, Any]) -> Evaluator:
         name = node["value"]
         left = self.compile(node["children"][0])
-        right = self.compile(node["children"][1])
+        right_node = node["children"][1]
+        right = self.compile(right_node)
+        if name in ("eq", "ne") and right_node.get("type") == "literal" and isinstance(right_node["value"], str):
+            # Against a string constant jmespath's equality is Python's (no number/boolean case).
+            constant = right_node["value"]
+            if name == "eq":
+                return lambda value: left(value) == constant
+            return lambda value: left(value) != constant
         if name == "eq":
             def eq(value: Any) -> Any:
                 x, y = left(value), right(value)
-                if isinstance(x, str) or isinstance(y, str):  # no number/boolean special case
-                    return x == y
-                return _equals(x, y)
+                # _equals differs from == only when one side is a boolean (1 == true is false).
+                if x is True or x is False or y is True or y is False:
+                    return _equals(x, y)
+                return x == y
 
             return eq
         if name == "ne":
             def ne(value: Any) -> Any:
                 x, y = left(value), right(value)
-                if isinstance(x, str) or isinstance(y, str):
-                    return x != y
-                return not _equals(x, y)
+                if x is True or x is False or y is True or y is False:
+                    return not _equals(x, y)
+                return x != y
 
             return ne
         compare = _ORDERING[name]
@@ -200,8 +226,11 @@ class Compiler:
         def ordering(value: Any) -> Any:
             x, y = left(value), right(value)
             # Only numbers and strings are ordered; anything else gives null (a number against
-            # a string raises TypeError, as in jmespath).
-            if not ((_is_actual_number(x) or isinstance(x, str)) and (_is_actual_number(y) or isinstance(y, str))):
+            # a string raises TypeError, as in jmespath). int, float and str first: the
+            # interpreter's test (an ABC check) is slow.
+            tx, ty = type(x), type(y)
+            if not ((tx is int or tx is float or tx is str or _is_actual_number(x) or isinstance(x, str))
+                    and (ty is int or ty is float or ty is str or _is_actual_number(y) or isinstance(y, str))):
                 return None
             return compare(x, y)
 
@@ -213,7 +242,7 @@ class Compiler:
 
         def either(value: Any) -> Any:
             matched = left(value)
-            if is_false(matched):
+            if matched is None or matched is False or (not matched and isinstance(matched, (str, list, dict))):
                 return right(value)
             return matched
 
@@ -225,7 +254,7 @@ class Compiler:
 
         def both(value: Any) -> Any:
             matched = left(value)
-            if is_false(matched):
+            if matched is None or matched is False or (not matched and isinstance(matched, (str, list, dict))):
                 return matched
             return right(value)
 
@@ -236,7 +265,12 @@ class Compiler:
 
         def negate(value: Any) -> Any:
             result = inner(value)
-            if _is_actual_number(result) and result == 0:  # !0 is false: 0 is true in JMESPath
+            if result is None or result is False:
+                return True
+            kind = type(result)
+            if kind is int or kind is float:
+                return False  # !0 is false: 0 is true in JMESPath, and so is every number
+            if _is_actual_number(result) and result == 0:
                 return False
             return not result  # Python's truth, as the interpreter has it
 
@@ -247,25 +281,31 @@ class Compiler:
     def _projection(self, node: dict[str, Any]) -> Evaluator:
         base = self.compile(node["children"][0])
         rhs = node["children"][1]
+        budget = self.budget
         if rhs.get("type") == "identity":
             def project_all(value: Any) -> Any:
                 items = base(value)
                 if not isinstance(items, list):
                     return None
-                return [item for item in items if item is not None]
+                collected = [item for item in items if item is not None]
+                budget.produced += len(collected)
+                if budget.produced > budget.limit:
+                    budget.over_budget()
+                return collected
 
             return project_all
         step = self.compile(rhs)
 
         def project(value: Any) -> Any:
             items = base(value)
-            return _collect(step, items) if isinstance(items, list) else None
+            return _collect(step, items, budget) if isinstance(items, list) else None
 
         return project
 
     def _value_projection(self, node: dict[str, Any]) -> Evaluator:
         base = self.compile(node["children"][0])
         step = self.compile(node["children"][1])
+        budget = self.budget
 
         def project_values(value: Any) -> Any:
             found = base(value)
@@ -273,15 +313,19 @@ class Compiler:
                 items = found.values()
             except AttributeError:
                 return None
-            return _collect(step, items)
+            return _collect(step, items, budget)
 
         return project_values
 
     def _filter_projection(self, node: dict[str, Any]) -> Evaluator:
         base = self.compile(node["children"][0])
         step = self.compile(node["children"][1])
-        condition = self.compile(node["children"][2])
+        condition_node = node["children"][2]
+        condition = self.compile(condition_node)
         plain = node["children"][1].get("type") == "identity"
+        budget = self.budget
+        # `[?name]`, the commonest filter: the field read in the loop, no call per item.
+        key = condition_node["value"] if condition_node.get("type") == "field" else None
 
         def project_filtered(value: Any) -> Any:
             items = base(value)
@@ -289,16 +333,22 @@ class Compiler:
                 return None
             collected = []
             for item in items:
-                if not is_false(condition(item)):
-                    current = item if plain else step(item)
-                    if current is not None:
-                        collected.append(current)
+                kept = item.get(key) if key is not None and type(item) is dict else condition(item)
+                if kept is None or kept is False or (not kept and isinstance(kept, (str, list, dict))):
+                    continue
+                current = item if plain else step(item)
+                if current is not None:
+                    collected.append(current)
+            budget.produced += len(collected)
+            if budget.produced > budget.limit:
+                budget.over_budget()
             return collected
 
         return project_filtered
 
     def _flatten(self, node: dict[str, Any]) -> Evaluator:
         base = self.compile(node["children"][0])
+        budget = self.budget
 
         def flatten(value: Any) -> Any:
             items = base(value)
@@ -310,6 +360,9 @@ class Compiler:
                     merged.extend(item)
                 else:
                     merged.append(item)
+            budget.produced += len(merged)
+            if budget.produced > budget.limit:
+                budget.over_budget()
             return merged
 
         return flatten
@@ -318,17 +371,23 @@ class Compiler:
 
     def _multi_select_list(self, node: dict[str, Any]) -> Evaluator:
         parts = tuple(self.compile(c) for c in node["children"])
+        budget, size = self.budget, len(parts)
 
         def select_list(value: Any) -> Any:
             if value is None:
                 return None
-            return [part(value) for part in parts]
+            selected = [part(value) for part in parts]
+            budget.produced += size
+            if budget.produced > budget.limit:
+                budget.over_budget()
+            return selected
 
         return select_list
 
     def _multi_select_dict(self, node: dict[str, Any]) -> Evaluator:
         parts = tuple((c["value"], self.compile(c)) for c in node["children"])
         make = getattr(self.interpreter, "_dict_cls", dict)
+        budget = self.budget
 
         def select_dict(value: Any) -> Any:
             if value is None:
@@ -336,6 +395,9 @@ class Compiler:
             collected: Any = make()
             for key, part in parts:
                 collected[key] = part(value)
+            budget.produced += len(collected)
+            if budget.produced > budget.limit:
+                budget.over_budget()
             return collected
 
         return select_dict
@@ -346,6 +408,50 @@ class Compiler:
     # Functions
 
     def _function_expression(self, node: dict[str, Any]) -> Evaluator:
+        budget = self.budget
+        constant = self._parameter(node)
+        if constant is not None:
+            # `param('name')`: the run's value, the same object on every call; counted as the
+            # interpreter counts the call's result.
+            value, size = constant[0], len(constant[0]) if isinstance(constant[0], (list, dict, str)) else 0
+
+            def parameter(_: Any) -> Any:
+                budget.produced += size
+                if budget.produced > budget.limit:
+                    budget.over_budget()
+                return value
+
+            return parameter
+        call = self._call(node)
+        if node["value"] in _SCALAR_FUNCTIONS:
+            return call
+
+        def counted_call(value: Any) -> Any:
+            result = call(value)
+            if isinstance(result, (list, dict, str)):
+                budget.produced += len(result)
+                if budget.produced > budget.limit:
+                    budget.over_budget()
+            return result
+
+        return counted_call
+
+    def _parameter(self, node: dict[str, Any]) -> tuple[Any] | None:
+        """(value,) for `param('name')` of a parameter the run has, with the policy functions'
+        own `param`; None for anything else (an unknown name raises when called, as before)."""
+        children = node["children"]
+        params = getattr(self.functions, "params", None)
+        if node["value"] != "param" or len(children) != 1 or children[0].get("type") != "literal" \
+                or not isinstance(params, dict):
+            return None
+        spec = self.functions.FUNCTION_TABLE.get("param")
+        name = children[0]["value"]
+        if spec is None or getattr(spec["function"], "__name__", "") != "_func_param" \
+                or not isinstance(name, str) or name not in params:
+            return None
+        return (params[name],)
+
+    def _call(self, node: dict[str, Any]) -> Evaluator:
         name = node["value"]
         args = tuple(self.compile(c) for c in node["children"])
         functions = self.functions
@@ -423,11 +529,26 @@ def _same(value: Any) -> Any:
     return value
 
 
-def _collect(step: Evaluator, items: Iterable[Any]) -> list[Any]:
-    """Each item through step, nulls left out: what every projection returns."""
+def _collect(step: Evaluator, items: Iterable[Any], budget: Any) -> list[Any]:
+    """Each item through step, nulls left out: what every projection returns, counted."""
     collected = []
     for item in items:
         current = step(item)
         if current is not None:
             collected.append(current)
+    budget.produced += len(collected)
+    if budget.produced > budget.limit:
+        budget.over_budget()
     return collected
+
+
+def names_read(node: Any, found: set[str] | None = None) -> set[str]:
+    """Every key an expression names: its fields, and its string literals (`has(env, 'X')`,
+    `lookup(m, 'k')`). What a view must hold for the expression (engine/evaluate.view_needs)."""
+    found = set() if found is None else found
+    if isinstance(node, dict):
+        if node.get("type") in ("field", "literal") and isinstance(node.get("value"), str):
+            found.add(node["value"])
+        for child in node.get("children") or ():
+            names_read(child, found)
+    return found

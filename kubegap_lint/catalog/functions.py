@@ -152,6 +152,10 @@ class PolicyInterpreter:
         # id(expression) -> (expression, evaluator); the expression is kept so its id stays its own.
         self._evaluators: dict[int, tuple[Any, Any]] = {}
         self._nodes: dict[int, tuple[Any, Any]] = {}  # the same for single nodes of a tree
+        # search_view's memory: the view (kept alive, so its id is its own) and its results.
+        self._view: Any = None
+        self._remembered: dict[str, Any] = {}
+        self._keys: dict[int, tuple[Any, str]] = {}
 
     def evaluator(self, expression: Any) -> Any:
         """A callable value -> result for a compiled expression (jmespath.compile's result)."""
@@ -159,6 +163,12 @@ class PolicyInterpreter:
         if found is not None and found[0] is expression:
             return found[1]
         evaluate = self._evaluate(expression.parsed)
+        if self._compiled:
+            from kubegap_lint.catalog.compile import counts
+
+            if not counts(expression.parsed):  # builds nothing that counts: no budget to reset
+                self._evaluators[id(expression)] = (expression, evaluate)
+                return evaluate
         interpreter = self._interpreter
 
         def bounded(value: Any) -> Any:
@@ -191,6 +201,21 @@ class PolicyInterpreter:
         self._interpreter.produced = 0
         return found[1](value)
 
+    def search_view(self, expression: Any, view: Any) -> Any:
+        """`search` on a workload view, remembered for that view: rules share their applies_to
+        and for_each expressions (`training && has_gpu`, `pods[?nccl_gpu]`), and the run asks
+        each rule in turn about the same view. An expression is known by its parsed tree, so
+        two rules that write it differently (spacing, folding) share it too."""
+        if view is not self._view:
+            self._view, self._remembered = view, {}
+        key = self._keys.get(id(expression))
+        if key is None or key[0] is not expression:
+            key = self._keys[id(expression)] = (expression, repr(expression.parsed))
+        found = self._remembered.get(key[1], _NOTHING)
+        if found is _NOTHING:
+            found = self._remembered[key[1]] = self.search(expression, view)
+        return found
+
     def search(self, expression: Any, value: Any) -> Any:
         """What `expression.search(value, options)` gives, for a compiled expression; a
         JMESPathError when it builds more than MAX_VALUES values (see BoundedInterpreter)."""
@@ -199,6 +224,8 @@ class PolicyInterpreter:
             return found[1](value)
         return self.evaluator(expression)(value)
 
+
+_NOTHING = object()
 
 # An expression from a policy may build values that grow exponentially with its length:
 # forty `[@, @][]` stages double a list forty times (2.5 GB was measured before this bound).
@@ -213,12 +240,16 @@ def _bounded_interpreter_class() -> Any:
 
     class BoundedInterpreter(visitor.TreeInterpreter):  # type: ignore[misc]
         produced = 0
+        limit = MAX_VALUES  # compile.py's closures count into `produced` against it too
+
+        def over_budget(self) -> None:
+            raise JMESPathError(f"the expression built over {MAX_VALUES:,} values: stopped")
 
         def _count(self, result: Any) -> Any:
             if isinstance(result, (list, dict, str)):
                 self.produced += len(result)
                 if self.produced > MAX_VALUES:
-                    raise JMESPathError(f"the expression built over {MAX_VALUES:,} values: stopped")
+                    self.over_budget()
             return result
 
         def visit_flatten(self, node: Any, value: Any) -> Any:

@@ -107,15 +107,18 @@ def evaluate_workload(
     """Every finding of the given policies on one workload view; `interpreter` is the run's
     functions.PolicyInterpreter. `tracker` locates the findings (one per resource serves every
     policy; made here when not given)."""
-    ref = resource.ref()
-    found_by_role = {p.get("role"): p.get("found_by") for p in view.get("pods") or [] if isinstance(p, dict)}
+    # The run calls this once per policy: what only a finding needs is made at the first one.
+    ref: Any = None
+    found_by_role: dict[Any, Any] | None = None
+    search = interpreter.search
+    on_view = getattr(interpreter, "search_view", search)  # shared by the rules that ask the same
     for policy in policies:
-        if not truthy(interpreter.search(policy.applies_to, view)):
-            continue
-        elements = _elements(interpreter.search(policy.for_each, view)) if policy.for_each else [view]
+        if not truthy(on_view(policy.applies_to, view)):
+            continue  # nothing else of the policy is evaluated
+        elements = _elements(on_view(policy.for_each, view)) if policy.for_each else [view]
         places: list[Any] | None = None
         for number, element in enumerate(elements):
-            if not truthy(interpreter.search(policy.violation, element)):
+            if not truthy(search(policy.violation, element)):
                 continue
             if tracker is None:
                 tracker = Tracker(interpreter.visit, resource.data, resource.base)
@@ -140,10 +143,15 @@ def evaluate_workload(
                 # A container view has an index; a per-variable record names its container.
                 container = element.get("name") if "index" in element else element.get("container")
             found_by = element.get("found_by") if isinstance(element, dict) else None
-            if not isinstance(found_by, str):
-                found_by = found_by_role.get(role) if isinstance(role, str) else None
+            if not isinstance(found_by, str) and isinstance(role, str):
+                if found_by_role is None:
+                    found_by_role = {p.get("role"): p.get("found_by") for p in view.get("pods") or []
+                                     if isinstance(p, dict)}
+                found_by = found_by_role.get(role)
             if not isinstance(found_by, str):
                 found_by = view.get("found_by")
+            if ref is None:
+                ref = resource.ref()
             yield Finding(
                 rule_id=policy.id,
                 rule_name=policy.name,
@@ -161,6 +169,35 @@ def evaluate_workload(
                 missing=place.missing,
                 found_by=found_by if isinstance(found_by, str) else None,
             )
+
+
+def view_needs(policies: Iterable[Policy]) -> frozenset[str] | None:
+    """The keys the policies' expressions name, for the view builder to compute only the facts
+    they read (workloads/viewfacts.py: FACTS); None, every fact, when a policy is not one of the
+    built-in catalog's, as an expression of a user's could read a view whole (`keys(@)`,
+    `to_string(pods[0])`), which no name shows. tests/test_views.py checks each built-in policy
+    alone gives the same findings with its facts only."""
+    from pathlib import Path
+
+    from kubegap_lint.catalog.compile import names_read
+    from kubegap_lint.core.datapaths import _data_dir
+
+    builtin = _data_dir("policies").resolve()
+    names: set[str] = set()
+    for policy in policies:
+        try:
+            if Path(policy.path).resolve().parent != builtin:
+                return None
+        except (OSError, ValueError):
+            return None
+        expressions = [policy.applies_to, policy.for_each, policy.violation, policy.severity_expr]
+        expressions += [expression for _, expression in policy.at]
+        if policy.message is not None:
+            expressions += [part for part in policy.message.parts if not isinstance(part, str)]
+        for expression in expressions:
+            if expression is not None:
+                names_read(expression.parsed, names)
+    return frozenset(names)
 
 
 def key_path_of(resource: Resource, finding: Finding) -> tuple[Any, ...]:

@@ -325,9 +325,13 @@ class _Run:
             from kubegap_lint.workloads.views import ViewBuilder
 
             params = self.linter.params
+            from kubegap_lint.engine.evaluate import view_needs
+
+            # Only the facts the active rules read; every one when the caller keeps the views.
+            needs = None if self.keep_views else view_needs(self.linter.workload_policies)
             self._builder = ViewBuilder(self.index, params.get("gpu_resources", []),
                                         params.get("nccl_gpu_resources", []), self.linter.kind_table,
-                                        params.get("diagnostic_commands", []))
+                                        params.get("diagnostic_commands", []), needs)
         return self._builder
 
     def take(self, item: Resource | InputFault) -> KindRule | None:

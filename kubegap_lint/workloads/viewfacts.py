@@ -229,6 +229,20 @@ def _same_quantity(a: Any, b: Any) -> bool | None:
     return left == right
 
 
+_ACCELERATOR_NAMES: dict[tuple[str, tuple[str, ...]], bool] = {}  # bounded: names repeat
+
+
+def _accelerator(name: str, patterns: list[str]) -> bool:
+    key = (name, tuple(patterns))
+    found = _ACCELERATOR_NAMES.get(key)
+    if found is None:
+        found = any(fnmatch.fnmatchcase(name, p) for p in patterns)
+        if len(_ACCELERATOR_NAMES) >= 4096:
+            _ACCELERATOR_NAMES.clear()
+        _ACCELERATOR_NAMES[key] = found
+    return found
+
+
 def accelerator_mismatches(raw: dict[str, Any], patterns: list[str]) -> list[dict[str, Any]]:
     """Accelerator resources a container requests without the same limit: `name`, `request`,
     `limit` (null when missing). Extended resources cannot be overcommitted, so the API server
@@ -238,7 +252,7 @@ def accelerator_mismatches(raw: dict[str, Any], patterns: list[str]) -> list[dic
     limits = as_dict(resources.get("limits"))
     found = []
     for name in sorted(requests):
-        if not any(fnmatch.fnmatchcase(str(name), p) for p in patterns):
+        if not _accelerator(str(name), patterns):
             continue
         if name not in limits:
             found.append({"name": name, "request": requests[name], "limit": None})
@@ -618,14 +632,43 @@ def batch_facts(view: dict[str, Any]) -> dict[str, Any] | None:
 
 # -- the hook -------------------------------------------------------------------------------
 
+def _serving(container: dict[str, Any], pod: dict[str, Any], leader_template: bool) -> dict[str, Any] | None:
+    serving = serving_facts(container)
+    if serving is not None and pod.get("role") == "worker" and leader_template:
+        serving["entry"] = False  # LeaderWorkerSet: the leader takes the requests
+    if serving is not None:
+        # The drain arithmetic needs the pod's grace period beside the container's hook.
+        grace = pod["grace_seconds"]
+        serving["grace_seconds"] = grace
+        serving["grace_effective"] = 30 if grace is None else as_count(grace)  # Kubernetes' default
+        if serving["drain_seconds"] is not None:
+            serving["drain_needs"] = (serving["prestop_seconds"] or 0) + serving["drain_seconds"]
+        else:
+            serving["drain_needs"] = None
+    return serving
+
+
+# The facts a view holds only when a rule reads them (`needs`, engine/evaluate.view_needs): the
+# costlier ones, none of which another fact or the view's core reads. views.py has two more,
+# `locations` and `env_list` of each container.
+FACTS = frozenset({"spread", "accelerator_mismatches", "serving", "idle", "budgets", "elastic", "scaling",
+                   "kserve", "batch"})
+
+
 def add_resilience_facts(view: dict[str, Any], gpu_patterns: list[str],
-                         model_cached: Callable[[str], bool] | None = None) -> None:
-    """Add the facts above to a workload view in place (docs/workload-view.md)."""
+                         model_cached: Callable[[str], bool] | None = None,
+                         needs: frozenset[str] | None = None) -> None:
+    """Add the facts above to a workload view in place (docs/workload-view.md); of FACTS only
+    those in `needs` (None: all)."""
+    wanted = FACTS if needs is None else FACTS & needs
     gpu_pods: int | None = 0
     for pod in view.get("pods") or []:
-        pod["spread"] = spread_facts(as_dict(pod.get("spec")), as_dict(pod.get("labels")))
+        if "spread" in wanted:
+            pod["spread"] = spread_facts(as_dict(pod.get("spec")), as_dict(pod.get("labels")))
         pod["restart_policy"] = restart_policy(as_dict(view.get("resource")), pod)
         for container in (pod.get("containers") or []) + (pod.get("init_containers") or []):
+            if "accelerator_mismatches" not in wanted:
+                continue
             mismatches = accelerator_mismatches(as_dict(container.get("raw")), gpu_patterns)
             where = as_dict(container.get("key_paths")).get(".")
             for mismatch in mismatches:  # located at the request that has no equal limit
@@ -635,8 +678,10 @@ def add_resilience_facts(view: dict[str, Any], gpu_patterns: list[str],
         if pod.get("has_gpu"):
             gpu_pods = None if gpu_pods is None or pod.get("replicas") is None else gpu_pods + pod["replicas"]
     view["gpu_pods"] = gpu_pods
-    view["budgets"] = budget_facts(view.get("pods") or [])
-    view["elastic"] = elastic_facts(view)
+    if "budgets" in wanted:
+        view["budgets"] = budget_facts(view.get("pods") or [])
+    if "elastic" in wanted:
+        view["elastic"] = elastic_facts(view)
     leader_template = view.get("kind") == "LeaderWorkerSet" and any(
         p.get("role") == "leader" for p in view.get("pods") or [])
     for pod in view.get("pods") or []:
@@ -644,23 +689,16 @@ def add_resilience_facts(view: dict[str, Any], gpu_patterns: list[str],
         pod["grace_seconds"] = spec.get("terminationGracePeriodSeconds")
         pod["active_deadline"] = spec.get("activeDeadlineSeconds")
         for container in pod.get("containers") or []:
-            serving = serving_facts(container)
-            if serving is not None and pod.get("role") == "worker" and leader_template:
-                serving["entry"] = False  # LeaderWorkerSet: the leader takes the requests
-            if serving is not None:
-                # The drain arithmetic needs the pod's grace period beside the container's hook.
-                grace = pod["grace_seconds"]
-                serving["grace_seconds"] = grace
-                serving["grace_effective"] = 30 if grace is None else as_count(grace)  # Kubernetes' default
-                if serving["drain_seconds"] is not None:
-                    serving["drain_needs"] = (serving["prestop_seconds"] or 0) + serving["drain_seconds"]
-                else:
-                    serving["drain_needs"] = None
-            container["serving"] = serving
-            container["idle"] = idle_facts(container.get("command_line") or "")
-            # A finite sleep idles for ever only when the kubelet restarts it (Always, the default).
-            container["idle"]["restarts"] = pod["restart_policy"] in (None, "Always")
+            if "serving" in wanted:
+                container["serving"] = _serving(container, pod, leader_template)
+            if "idle" in wanted:
+                container["idle"] = idle_facts(container.get("command_line") or "")
+                # A finite sleep idles for ever only when the kubelet restarts it (Always, the default).
+                container["idle"]["restarts"] = pod["restart_policy"] in (None, "Always")
     view["owner_references"] = as_list(as_dict(as_dict(view.get("resource")).get("metadata")).get("ownerReferences"))
-    view["scaling"] = scaling_facts(view)
-    view["kserve"] = kserve_predictor(view, gpu_patterns, model_cached)
-    view["batch"] = batch_facts(view)
+    if "scaling" in wanted:
+        view["scaling"] = scaling_facts(view)
+    if "kserve" in wanted:
+        view["kserve"] = kserve_predictor(view, gpu_patterns, model_cached)
+    if "batch" in wanted:
+        view["batch"] = batch_facts(view)

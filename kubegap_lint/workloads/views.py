@@ -102,13 +102,25 @@ def _words(text: str) -> list[str]:
 _PATH_RE = re.compile(r"""(?:^|(?<=[\s'"=,(;]))(/(?!/)[^\s'"`;&|<>(),]*)""")
 
 
+_REMEMBERED = 256  # entries of each table of texts seen, before it starts again (memory stays flat)
+_PATHS_OF: dict[str, tuple[str, ...]] = {}  # text -> its paths: env values and commands repeat
+
+
 def path_values(text: str) -> list[str]:
     """The absolute paths a command line, a script or an env value names, in order, once each."""
+    known = _PATHS_OF.get(text)
+    if known is not None:
+        return list(known)
     found: list[str] = []
-    for match in _PATH_RE.finditer(text):
-        path = match.group(1).rstrip(".:")
-        if len(path) > 1 and path not in found:
-            found.append(path)
+    if "/" in text:
+        for match in _PATH_RE.finditer(text):
+            path = match.group(1).rstrip(".:")
+            if len(path) > 1 and path not in found:
+                found.append(path)
+    if len(text) <= 4096:  # bounded, whatever the input
+        if len(_PATHS_OF) >= _REMEMBERED:
+            _PATHS_OF.clear()
+        _PATHS_OF[text] = tuple(found)
     return found
 
 
@@ -148,7 +160,9 @@ def container_locations(raw: dict[str, Any], mounts: list[dict[str, Any]],
         for path in path_values(" ".join(_strings(raw.get(key)))):
             found.append(_location(path, key, raw.get(key), mounts, _naming_item(raw.get(key), sub(where, key), path)))
     for number, entry in enumerate(as_list(raw.get("env"))):
-        if isinstance(entry, dict) and isinstance(entry.get("value"), str) and "valueFrom" not in entry:
+        # Most values name no path: a value without `/` is passed over without a call.
+        if isinstance(entry, dict) and isinstance(entry.get("value"), str) and "/" in entry["value"] \
+                and "valueFrom" not in entry:
             for path in path_values(entry["value"]):
                 found.append(_location(path, f"env {entry.get('name')}", entry, mounts,
                                        sub(where, "env", number, "value")))
@@ -169,25 +183,39 @@ def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[s
     """One record per variable a container sets (env, envFrom, or its command line), so a
     policy can check names one by one and point at the env entry when there is one."""
     paths = entry_paths or {}
+    container = name_text(raw.get("name"))  # once for all the container's variables
+    prefix = f"{container_path}.env."
     return [{
         "name": name,
         "value": value,
         "entry": entries.get(name),
         "from": "env" if name in entries else "command or envFrom",
         "role": role,
-        "container": name_text(raw.get("name")),
+        "container": container,
         "container_node": raw,
-        "path": f"{container_path}.env.{name}",
+        "path": f"{prefix}{name}",
         "key_paths": {".": paths.get(name, where), "entry": paths.get(name), "container_node": where},
     } for name, value in env.items()]
+
+
+def _remember(table: dict[Any, Any], key: Any, value: Any) -> Any:
+    if len(table) >= _REMEMBERED:
+        table.clear()
+    table[key] = value
+    return value
 
 
 class ViewBuilder:
     """Builds workload views for one run; holds the parameters and the input index."""
 
     def __init__(self, index: InputIndex, gpu_resources: list[str], nccl_resources: list[str],
-                 kind_table: KindTable | None = None, diagnostic_commands: list[str] | None = None) -> None:
+                 kind_table: KindTable | None = None, diagnostic_commands: list[str] | None = None,
+                 needs: frozenset[str] | None = None) -> None:
         self.index = index
+        # The keys the active rules name (engine/evaluate.view_needs): the costlier facts no
+        # rule reads are not made (viewfacts.FACTS, and containers' locations and env_list);
+        # None makes every one (a user's policy, or views kept for the caller).
+        self.needs = needs
         self.gpu_patterns = list(gpu_resources)
         self.nccl_patterns = list(nccl_resources)
         self.kind_table = kind_table  # reads resources embedded in others (Katib trialSpec)
@@ -197,13 +225,25 @@ class ViewBuilder:
         self.placeholders: list[dict[str, Any]] = []  # unrendered counts of the workload being built
         self._count_base = ""  # view path of the entry counts are read from (for KG008's field)
         self._count_root: Any = None  # the resource root: paths from it are not prefixed
+        # Per run, bounded: resource names against the patterns, and a command line's words
+        # (a stream repeats its names and, pod after pod, its command lines).
+        self._gpu_names: dict[str, bool] = {}
+        self._nccl_names: dict[str, bool] = {}
+        self._words: dict[str, list[str]] = {}
+        self._volumes: tuple[Any, dict[str, Any], dict[str, int]] | None = None  # the last spec's
 
     # -- accelerators -------------------------------------------------------------------
     def is_gpu_resource(self, name: str) -> bool:
-        return any(fnmatch.fnmatchcase(name, p) for p in self.gpu_patterns)
+        found = self._gpu_names.get(name)
+        if found is None:
+            found = _remember(self._gpu_names, name, any(fnmatch.fnmatchcase(name, p) for p in self.gpu_patterns))
+        return found
 
     def is_nccl_resource(self, name: str) -> bool:
-        return any(fnmatch.fnmatchcase(name, p) for p in self.nccl_patterns)
+        found = self._nccl_names.get(name)
+        if found is None:
+            found = _remember(self._nccl_names, name, any(fnmatch.fnmatchcase(name, p) for p in self.nccl_patterns))
+        return found
 
     def accelerators(self, container: dict[str, Any]) -> dict[str, int | None]:
         resources = as_dict(container.get("resources"))
@@ -537,7 +577,13 @@ class ViewBuilder:
         for number, entry in enumerate(as_list(raw.get("env"))):
             if isinstance(entry, dict) and isinstance(entry.get("name"), str):
                 name = entry["name"]
-                env[name] = _env_text(entry.get("value")) if "valueFrom" not in entry else None
+                value = entry.get("value")
+                if "valueFrom" in entry:
+                    env[name] = None
+                elif type(value) is str and "$" not in value:  # the common case: literal text
+                    env[name] = value
+                else:
+                    env[name] = _env_text(value)
                 entries[name] = entry
                 entry_paths[name] = sub(where, "env", number)
         for source in as_list(raw.get("envFrom")):
@@ -556,8 +602,11 @@ class ViewBuilder:
         for count in accelerators.values():
             gpus = None if gpus is None or count is None else gpus + count
         mounts = []
-        volumes = {str(v.get("name")): v for v in as_list(spec.get("volumes")) if isinstance(v, dict)}
-        volume_paths = {str(v.get("name")): n for n, v in enumerate(as_list(spec.get("volumes"))) if isinstance(v, dict)}
+        if self._volumes is None or self._volumes[0] is not spec:  # once per pod spec, not per container
+            self._volumes = (spec, {str(v.get("name")): v for v in as_list(spec.get("volumes")) if isinstance(v, dict)},
+                             {str(v.get("name")): n for n, v in enumerate(as_list(spec.get("volumes")))
+                              if isinstance(v, dict)})
+        volumes, volume_paths = self._volumes[1], self._volumes[2]
         for number, mount in enumerate(as_list(raw.get("volumeMounts"))):
             if not isinstance(mount, dict):
                 continue
@@ -580,8 +629,10 @@ class ViewBuilder:
             })
         launchers = sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(text)})
         container_path = f"{pod_path}.spec.{'initContainers' if init else 'containers'}[{position}]"
-        locations = container_locations(raw, mounts, where)
-        env_list = env_records(raw, env, entries, container_path, role, where, entry_paths)
+        needs = self.needs
+        locations = container_locations(raw, mounts, where) if needs is None or "locations" in needs else []
+        env_list = (env_records(raw, env, entries, container_path, role, where, entry_paths)
+                    if needs is None or "env_list" in needs else [])
         view = {
             "name": name_text(raw.get("name")),
             "index": position,
@@ -593,7 +644,7 @@ class ViewBuilder:
             "env": env,
             "env_entries": entries,
             "command_line": text,
-            "words": _words(text) if text else [],
+            "words": self._split(text) if text else [],
             "launchers": launchers,
             "accelerators": accelerators,
             "gpus": gpus if accelerators else 0,
@@ -604,6 +655,15 @@ class ViewBuilder:
             "key_paths": {".": where, "raw": where, "env_entries": entry_paths},
         }
         return cast("ContainerView", view)  # accelerator_mismatches: add_resilience_facts
+
+    def _split(self, text: str) -> list[str]:
+        """A command line's words (a copy: each view has its own list)."""
+        words = self._words.get(text)
+        if words is None:
+            words = _words(text)
+            if len(text) <= 4096:
+                _remember(self._words, text, words)
+        return list(words)
 
     def _budgets(self, namespace: str | None, labels: dict[str, Any]) -> list[PodBudget]:
         return [{"name": budget.name, "min_available": budget.min_available,
@@ -712,5 +772,5 @@ class ViewBuilder:
         base = resource.base
         view["key_paths"] = {".": base, "resource": base, "labels": (*base, "metadata", "labels"),
                              "annotations": (*base, "metadata", "annotations")}
-        add_resilience_facts(view, self.gpu_patterns, self.index.model_cached)
+        add_resilience_facts(view, self.gpu_patterns, self.index.model_cached, self.needs)
         return cast("WorkloadView", view)
