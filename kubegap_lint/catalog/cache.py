@@ -123,23 +123,52 @@ def _make_private(folder: Path) -> str | None:
 
 
 def content_digest(name: str, folders: list[Path], code_folders: tuple[Path, ...] = ()) -> str:
-    """SHA-256 of the tool and Python versions, every file (name and bytes) in folders, and the
-    modules of code_folders (code_digest)."""
+    """SHA-256 of the name, the tool and Python versions, every file (name and bytes) in folders,
+    and the modules of code_folders (code_digest)."""
+    import hashlib
+
+    h = hashlib.sha256(name.encode("utf-8", "surrogatepass") + b"\0")
+    h.update(_folders_digest(tuple(folders), code_folders).encode("ascii"))
+    return h.hexdigest()
+
+
+_read_digests: dict[tuple[Any, ...], str] = {}
+
+
+def _folders_digest(folders: tuple[Path, ...], code_folders: tuple[Path, ...]) -> str:
+    """The part of content_digest that reads the disk. The catalog and the workload table are
+    keyed by the same folders: their files' bytes are read once a process, again only when a
+    file's name, size or modification time has changed since."""
     import hashlib
 
     from kubegap_lint import __version__
 
-    h = hashlib.sha256()
-    for part in [name, __version__, sys.version, *(str(f.resolve()) for f in folders)]:
-        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    listed: list[tuple[str, list[tuple[str, str, int, int]]]] = []
     for folder in folders:
-        for path in sorted(folder.iterdir()) if folder.is_dir() else []:
-            if path.is_file():
-                h.update(b"\0" + path.name.encode("utf-8", "surrogatepass") + b"\0")
-                h.update(path.read_bytes())
+        real = os.path.realpath(folder)
+        try:
+            with os.scandir(folder) as entries:
+                found = sorted((e.name, e.path, e.stat().st_size, e.stat().st_mtime_ns)
+                               for e in entries if e.is_file())
+        except (FileNotFoundError, NotADirectoryError):
+            found = []
+        listed.append((real, found))
+    signature = (tuple((real, tuple(found)) for real, found in listed), code_folders)
+    known = _read_digests.get(signature)
+    if known is not None:
+        return known
+    h = hashlib.sha256()
+    for part in [__version__, sys.version, *(real for real, _ in listed)]:
+        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    for _, found in listed:
+        for file_name, path, _, _ in found:
+            h.update(b"\0" + file_name.encode("utf-8", "surrogatepass") + b"\0")
+            with open(path, "rb") as handle:
+                h.update(handle.read())
     if code_folders:
         h.update(b"\0code\0" + code_digest(code_folders).encode("ascii"))
-    return h.hexdigest()
+    _read_digests[signature] = digest = h.hexdigest()
+    return digest
 
 
 @lru_cache(maxsize=4)
