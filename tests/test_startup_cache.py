@@ -126,6 +126,7 @@ def test_the_pattern_check_parses_only_expressions_that_call_match(cache, monkey
 
     import jmespath
 
+    from kubegap_lint.config.settings import Settings
     from kubegap_lint.engine.run import Linter
 
     load_catalog()
@@ -134,7 +135,11 @@ def test_the_pattern_check_parses_only_expressions_that_call_match(cache, monkey
     real = jmespath.compile
     monkeypatch.setattr(jmespath, "compile", lambda text: parsed.append(text) or real(text))
     Linter(catalog=warm)
+    assert parsed == []  # checked when the cache was made, with the same parameters
+    Linter(Settings(params={"gpu_resources": ["nvidia.com/gpu"]}), catalog=warm)  # others: again
     assert parsed and all("match" in text for text in parsed)
+    assert set(parsed) == {b.expression for p in warm.policies for _, b in catalog_module.expressions(p)
+                           if "match" in b.expression}
     broken = dataclasses.replace(warm.policies[0], applies_to=catalog_module.LazyExpression("match('(', kind)"))
     with pytest.raises(DataFileError) as raised:
         Linter(catalog=dataclasses.replace(warm, policies=[broken, *warm.policies[1:]]))

@@ -144,13 +144,18 @@ class LazyExpression:
     expression compiled when the cache was made), parsed from its text at its first use: a run
     that evaluates no workload parses none. The cache holds the text only, never an AST, so the
     AST used is always the parse of the policy's own text, under the same limits as a load from
-    the files. Stands in for jmespath's ParsedResult (`expression`, `parsed`, `search`)."""
+    the files. Stands in for jmespath's ParsedResult (`expression`, `parsed`, `search`).
 
-    __slots__ = ("expression", "_parsed")
+    `patterns_checked`: the patterns it passes to match() passed the pattern check
+    (patterns.py) with the catalog's own parameters when the cache was made, so a run with
+    those parameters need not parse it to check them again."""
 
-    def __init__(self, expression: str) -> None:
+    __slots__ = ("expression", "_parsed", "patterns_checked")
+
+    def __init__(self, expression: str, patterns_checked: bool = False) -> None:
         self.expression = expression
         self._parsed: dict[str, Any] | None = None
+        self.patterns_checked = patterns_checked
 
     @property
     def parsed(self) -> dict[str, Any]:
@@ -297,7 +302,11 @@ def _cached_catalog(folder: Path) -> Catalog:
         except Exception:  # noqa: BLE001 - any fault in cached data: load from the files
             cache.note("the cached catalog does not match the policy files: loaded from the files")
     catalog = _load_catalog([], folder)  # raises on a broken policy: nothing is cached then
-    cache.store("catalog", key, _as_plain(catalog))
+    from kubegap_lint.catalog.patterns import policy_pattern_errors
+
+    plain = _as_plain(catalog)
+    plain["patterns_checked"] = not policy_pattern_errors(catalog.policies, catalog.params)
+    cache.store("catalog", key, plain)
     return catalog
 
 
@@ -335,6 +344,10 @@ def _rebuild(found: Any, folder: Path) -> Catalog:
                 for r in records]
     if any(e not in incidents for p in policies for e in p.evidence):
         raise ValueError("unknown evidence")
+    if found.get("patterns_checked") is True:
+        for policy in policies:
+            for _, expression in expressions(policy):
+                expression.patterns_checked = True
     policies.sort(key=lambda p: p.id)
     return Catalog(policies, incidents, found["params"])
 

@@ -163,7 +163,7 @@ class Linter:
         from kubegap_lint.catalog.patterns import policy_pattern_errors
 
         # A pattern that could backtrack for ever is refused before any input is read.
-        pattern_errors = policy_pattern_errors(self.policies, self.params)
+        pattern_errors = policy_pattern_errors(self.policies, self.params, self.params == self.catalog.params)
         if pattern_errors:
             raise DataFileError(pattern_errors)
         self.input_policies = {p.name: p for p in self.policies if p.scope == "input"}
