@@ -146,13 +146,23 @@ def expression_pattern_errors(ast: dict[str, Any], params: dict[str, Any]) -> li
     return problems
 
 
+def expressions(policy: Any) -> list[tuple[str, Any]]:
+    """Every compiled expression of a policy (policies.py), by field: applies_to ... at[i], message."""
+    fields: list[tuple[str, Any]] = [
+        (key, getattr(policy, key)) for key in ("applies_to", "for_each", "violation", "severity_expr")
+        if getattr(policy, key) is not None
+    ]
+    fields += [(f"at[{i}]", expression) for i, (_, expression) in enumerate(policy.at)]
+    if policy.message is not None:
+        fields += [("message", part) for part in policy.message.parts if not isinstance(part, str)]
+    return fields
+
+
 def _policy_asts(policy: Any, checked_before: bool = False) -> list[tuple[str, dict[str, Any]]]:
     """The parsed ASTs of a policy's expressions that call match(), by field. Only an
     expression whose text names match() can pass it a pattern: the rest are neither walked nor,
     from the cache, parsed (start-up). With checked_before (the run's parameters are the
     catalog's own), an expression from the cache whose patterns passed then is passed over."""
-    from kubegap_lint.catalog.policies import expressions
-
     found = []
     for key, expression in expressions(policy):
         if checked_before and getattr(expression, "patterns_checked", False) is True:

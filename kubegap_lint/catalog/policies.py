@@ -6,22 +6,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kubegap_lint.catalog.datafile import load_validated, locate
 from kubegap_lint.catalog.envnames import NAMES_FILE, load_env_names
+from kubegap_lint.catalog.patterns import expressions, policy_pattern_errors
 from kubegap_lint.core.datapaths import policies_dir
 from kubegap_lint.core.errors import DataFileError
 from kubegap_lint.core.model import Severity
+from kubegap_lint.core.record import field, record
 from kubegap_lint.input.parse import PositionIndex
 
 POLICY_FILE_RE = re.compile(r"^KG\d{3}-[a-z0-9]+(?:-[a-z0-9]+)*\.yaml$")
 _PLACEHOLDER_RE = re.compile(r"\{\{|\}\}|\{([^{}]+)\}")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MessageTemplate:
     """A message with `{expression}` placeholders, each a compiled JMESPath expression."""
 
@@ -57,7 +58,7 @@ def _display(value: Any, depth: int = 0) -> str:
     return str(value)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Incident:
     id: str
     title: str
@@ -70,7 +71,7 @@ class Incident:
     raw: dict[str, Any] = field(compare=False, hash=False)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Policy:
     id: str
     name: str
@@ -96,7 +97,7 @@ class Policy:
 _ID_PREFIX = re.compile(r"^[A-Za-z]{2}[0-9]{0,3}$")
 
 
-@dataclass
+@record
 class Catalog:
     policies: list[Policy]
     incidents: dict[str, Incident]
@@ -302,24 +303,10 @@ def _cached_catalog(folder: Path) -> Catalog:
         except Exception:  # noqa: BLE001 - any fault in cached data: load from the files
             cache.note("the cached catalog does not match the policy files: loaded from the files")
     catalog = _load_catalog([], folder)  # raises on a broken policy: nothing is cached then
-    from kubegap_lint.catalog.patterns import policy_pattern_errors
-
     plain = _as_plain(catalog)
     plain["patterns_checked"] = not policy_pattern_errors(catalog.policies, catalog.params)
     cache.store("catalog", key, plain)
     return catalog
-
-
-def expressions(policy: Policy) -> list[tuple[str, Any]]:
-    """Every compiled expression of a policy, by field: applies_to ... at[i], message."""
-    fields: list[tuple[str, Any]] = [
-        (key, getattr(policy, key)) for key in ("applies_to", "for_each", "violation", "severity_expr")
-        if getattr(policy, key) is not None
-    ]
-    fields += [(f"at[{i}]", expression) for i, (_, expression) in enumerate(policy.at)]
-    if policy.message is not None:
-        fields += [("message", part) for part in policy.message.parts if not isinstance(part, str)]
-    return fields
 
 
 def _as_plain(catalog: Catalog) -> dict[str, Any]:
