@@ -122,11 +122,10 @@ def test_a_warm_load_parses_an_expression_at_its_first_use_from_its_own_text(cac
 
 
 def test_the_pattern_check_parses_only_expressions_that_call_match(cache, monkeypatch) -> None:
-    import dataclasses
-
     import jmespath
 
     from kubegap_lint.config.settings import Settings
+    from kubegap_lint.core.record import replace
     from kubegap_lint.engine.run import Linter
 
     load_catalog()
@@ -140,9 +139,9 @@ def test_the_pattern_check_parses_only_expressions_that_call_match(cache, monkey
     assert parsed and all("match" in text for text in parsed)
     assert set(parsed) == {b.expression for p in warm.policies for _, b in catalog_module.expressions(p)
                            if "match" in b.expression}
-    broken = dataclasses.replace(warm.policies[0], applies_to=catalog_module.LazyExpression("match('(', kind)"))
+    broken = replace(warm.policies[0], applies_to=catalog_module.LazyExpression("match('(', kind)"))
     with pytest.raises(DataFileError) as raised:
-        Linter(catalog=dataclasses.replace(warm, policies=[broken, *warm.policies[1:]]))
+        Linter(catalog=replace(warm, policies=[broken, *warm.policies[1:]]))
     assert "applies_to" in str(raised.value) and "does not compile" in str(raised.value)
 
 

@@ -7,8 +7,9 @@ Lines and columns are 1-based everywhere outside `parse.py`, which converts the 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from typing import Any
+
+from kubegap_lint.core.record import field, record
 
 
 class Severity(str, enum.Enum):
@@ -28,15 +29,19 @@ class Severity(str, enum.Enum):
         return cls(text.lower())
 
 
-@dataclass(frozen=True, order=True)
+@record(frozen=True, order=True)
 class Position:
     """A place in a file: 1-based line and column."""
 
     line: int
     column: int
 
+    def __init__(self, line: int, column: int) -> None:  # made for every located node: by hand
+        object.__setattr__(self, "line", line)
+        object.__setattr__(self, "column", column)
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class Location:
     """Where a finding points: the file as the user named it, and a place in it."""
 
@@ -46,8 +51,17 @@ class Location:
     end_line: int | None = None
     end_column: int | None = None
 
+    def __init__(self, path: str, line: int, column: int, end_line: int | None = None,
+                 end_column: int | None = None) -> None:  # one or two a finding: by hand
+        put = object.__setattr__
+        put(self, "path", path)
+        put(self, "line", line)
+        put(self, "column", column)
+        put(self, "end_line", end_line)
+        put(self, "end_column", end_column)
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class ResourceRef:
     """The identity of a Kubernetes resource, as written in the manifest."""
 
@@ -63,7 +77,7 @@ class ResourceRef:
         return f"{self.kind} {name}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Suppression:
     """Why a finding is not counted: its kind (annotation, inline, config, baseline) and reason."""
 
@@ -72,7 +86,7 @@ class Suppression:
     source: str | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Finding:
     """One problem found in one place. Frozen: later stages derive new findings with replace()."""
 
@@ -103,7 +117,7 @@ class Finding:
         return (loc.path, loc.line, loc.column, self.rule_id, self.message)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class InputError:
     """A problem that stops one input (or a configuration) from being read at all."""
 

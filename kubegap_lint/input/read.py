@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from kubegap_lint.core.model import Position, ResourceRef
+from kubegap_lint.core.record import field, record
 from kubegap_lint.input.limits import MAX_DOCUMENT_CHARS
 from kubegap_lint.input.parse import KeyPath, PositionIndex, parse_chunk
 from kubegap_lint.input.scan import Chunk, split_documents
 from kubegap_lint.input.text import split_lines
 
 
-@dataclass
+@record
 class Resource:
     """One Kubernetes object from the input, with where it came from."""
 
@@ -75,7 +75,7 @@ class Resource:
         return ResourceRef(self.kind, self.name, self.namespace, self.api_version)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class InputFault:
     """A problem in the input itself, reported under one of the KG0xx rules."""
 
@@ -87,7 +87,7 @@ class InputFault:
     helm_source: str | None = None
 
 
-@dataclass
+@record
 class ReadStats:
     files: int = 0
     documents: int = 0

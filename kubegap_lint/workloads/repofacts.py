@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
+from kubegap_lint.core.record import field
+from kubegap_lint.core.record import record as value_record
 from kubegap_lint.input.sources import MANIFEST_SUFFIXES, Source, _excluded
 from kubegap_lint.workloads.index import FACT_KINDS, InputIndex, fact_records
 
@@ -28,7 +29,7 @@ CACHE_NAME = "repo-facts-v1.json"
 _KIND_BYTES = tuple(kind.encode() for kind in FACT_KINDS)
 
 
-@dataclass
+@value_record
 class RepoContext:
     """The facts of the work tree's files that a run does not lint, in path order."""
 
