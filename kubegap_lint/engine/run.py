@@ -15,13 +15,13 @@ import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubegap_lint.catalog.policies import Catalog, Policy, load_catalog
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.core.errors import DataFileError, KubegapError
 from kubegap_lint.core.model import Finding, InputError, Location, Severity
+from kubegap_lint.core.record import field, record
 from kubegap_lint.engine.evaluate import evaluate_workload, fault_finding, key_path_of
 from kubegap_lint.engine.locate import Tracker
 from kubegap_lint.input.read import InputFault, ReadStats, Resource
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from kubegap_lint.workloads.viewtypes import WorkloadView
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Tally:
     """What the summary and the exit code need: counted findings by severity, and the rest."""
 
@@ -46,7 +46,7 @@ class Tally:
     suppressed: int
 
 
-@dataclass
+@record
 class LintResult:
     """The outcome of a run. Findings and estimates live in stores that spill to disk past a
     few thousand (spill.py), so a report is written as it is read, in the same sorted order."""
@@ -135,7 +135,7 @@ def active_policies(catalog: Catalog, settings: Settings) -> list[Policy]:
         if selected is None and not policy.enabled:
             continue
         if policy.id in overrides:
-            from dataclasses import replace
+            from kubegap_lint.core.record import replace
 
             policy = replace(policy, severity=overrides[policy.id])
         chosen.append(policy)
