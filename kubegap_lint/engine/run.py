@@ -22,8 +22,6 @@ from kubegap_lint.config.settings import Settings
 from kubegap_lint.core.errors import DataFileError, KubegapError
 from kubegap_lint.core.model import Finding, InputError, Location, Severity
 from kubegap_lint.core.record import field, record
-from kubegap_lint.engine.evaluate import evaluate_workload, fault_finding, key_path_of
-from kubegap_lint.engine.locate import Tracker
 from kubegap_lint.input.read import InputFault, ReadStats, Resource
 from kubegap_lint.input.readers import Reader
 from kubegap_lint.input.sources import Source, discover
@@ -341,6 +339,8 @@ class _Run:
         if isinstance(item, InputFault):
             policy = self.linter.input_policies.get(item.rule)
             if policy is not None:
+                from kubegap_lint.engine.evaluate import fault_finding
+
                 # Matched against suppressions at the end: a directive may follow in the stream.
                 self.faults.add(fault_finding(item, policy))
             return None
@@ -388,6 +388,9 @@ class _Run:
 
             for finding in not_judged_notes(note, self.linter.workload_policies, view, resource):
                 self.findings.add(self.suppressor.apply(self.templates.map(finding, document=_document(resource)), resource))
+        from kubegap_lint.engine.evaluate import evaluate_workload, key_path_of  # not without workloads
+        from kubegap_lint.engine.locate import Tracker
+
         tracker = Tracker(self.interpreter.visit, resource.data, resource.base)  # one per resource
         for policy in self.linter.workload_policies:
             try:
