@@ -34,6 +34,21 @@ class Resource:
     chars: int = 0  # length of the document's text: what keeping it parsed costs (stream.py)
     item_path: KeyPath | None = None  # a List item's key path, when it is not ("items", item_index)
 
+    def __init__(self, path: str, document_index: int, data: dict[str, Any], positions: PositionIndex,
+                 start: Position, helm_source: str | None = None,
+                 comments: list[tuple[int, int, str]] | None = None, item_index: int | None = None,
+                 chars: int = 0, item_path: KeyPath | None = None) -> None:  # one a resource: by hand
+        self.path = path
+        self.document_index = document_index
+        self.data = data
+        self.positions = positions
+        self.start = start
+        self.helm_source = helm_source
+        self.comments = [] if comments is None else comments
+        self.item_index = item_index
+        self.chars = chars
+        self.item_path = item_path
+
     @property
     def base(self) -> KeyPath:
         """The resource's key path inside its document: () or ("items", n) for a List item
