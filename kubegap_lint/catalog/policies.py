@@ -4,6 +4,7 @@ once here, so a broken policy fails at load time with its file, line and field."
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,7 +19,7 @@ from kubegap_lint.core.model import Severity
 from kubegap_lint.core.record import field, record
 from kubegap_lint.input.parse import PositionIndex
 
-POLICY_FILE_RE = re.compile(r"^KG\d{3}-[a-z0-9]+(?:-[a-z0-9]+)*\.yaml$")
+POLICY_FILE = r"^KG\d{3}-[a-z0-9]+(?:-[a-z0-9]+)*\.yaml$"  # patterns compiled at their first use
 _PLACEHOLDER_RE = re.compile(r"\{\{|\}\}|\{([^{}]+)\}")
 
 
@@ -94,7 +95,7 @@ class Policy:
     raw: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
-_ID_PREFIX = re.compile(r"^[A-Za-z]{2}[0-9]{0,3}$")
+_ID_PREFIX = r"^[A-Za-z]{2}[0-9]{0,3}$"
 
 
 @record
@@ -133,7 +134,7 @@ class Catalog:
 
             return [p for p in self.policies if fnmatch.fnmatchcase(p.id, key.upper())
                     or fnmatch.fnmatchcase(p.name, key)]
-        if _ID_PREFIX.match(key):
+        if re.match(_ID_PREFIX, key):
             by_prefix = [p for p in self.policies if p.id.startswith(key.upper())]
             if by_prefix:
                 return by_prefix
@@ -279,7 +280,13 @@ def load_params(path: Path) -> dict[str, Any]:
 
 
 def policy_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("KG*.yaml") if p.is_file())
+    """The KG*.yaml files of a folder, by name."""
+    try:
+        with os.scandir(folder) as entries:
+            names = [e.name for e in entries if e.name.startswith("KG") and e.name.endswith(".yaml") and e.is_file()]
+    except OSError:  # as glob: a folder that is missing or unreadable has none
+        return []
+    return [folder / name for name in sorted(names)]
 
 
 def load_catalog(extra_dirs: Iterable[Path] = (), builtin_dir: Path | None = None) -> Catalog:
@@ -370,7 +377,7 @@ def _load_catalog(extra_dirs: list[Path], builtin_dir: Path | None) -> Catalog:
     policies: list[Policy] = []
     seen: dict[str, str] = {}
     for path in files:
-        if not POLICY_FILE_RE.match(path.name):
+        if not re.match(POLICY_FILE, path.name):
             errors.append(f"{path}: a policy file is named KGnnn-kebab-name.yaml")
             continue
         try:
