@@ -18,7 +18,6 @@ import click
 
 from kubegap_lint import __version__
 from kubegap_lint.cli.common import EXIT_USAGE, fail, report_and_exit, resolve_settings, write
-from kubegap_lint.cli.helm import helm_command
 from kubegap_lint.cli.options import (
     OutputChoices,
     config_options,
@@ -44,12 +43,27 @@ class _DefaultLintGroup(click.Group):
     like a subcommand: an existing path wins, unless the rest of the line only makes sense as
     that subcommand (`config show`, `helm --from-files chart/x`, `explain KG101`)."""
 
+    # Subcommands defined at their first use: a lint never builds `helm`'s thirty options.
+    lazy = {"helm": ("kubegap_lint.cli.helm", "helm_command")}
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in ("--version", "--help", "-h", "lint"):
             first = args[0]
-            if first not in self.commands or (os.path.exists(first) and _parses_as_lint(args)):
+            known = first in self.commands or first in self.lazy
+            if not known or (os.path.exists(first) and _parses_as_lint(args)):
                 args = ["lint", *args]
         return super().parse_args(ctx, args)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            import importlib
+
+            module, name = self.lazy[cmd_name]
+            self.add_command(getattr(importlib.import_module(module), name), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(self.lazy))
 
 
 @click.group(cls=_DefaultLintGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -315,8 +329,6 @@ def explain_command(rule: str, config_file: str | None, no_config: bool) -> None
         return
     click.echo(explain(policy, catalog))
 
-
-cli.add_command(helm_command)
 
 
 def main() -> None:
