@@ -178,11 +178,11 @@ class LazyExpression:
 
 def _compile(expression: str, display: str, data: Any, positions: PositionIndex, path: list[Any],
              lazy: bool = False) -> Any:
+    if lazy:
+        return LazyExpression(expression)
     import jmespath
     from jmespath.exceptions import JMESPathError
 
-    if lazy:
-        return LazyExpression(expression)
     try:
         return jmespath.compile(expression)
     except JMESPathError as exc:
