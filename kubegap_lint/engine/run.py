@@ -321,7 +321,13 @@ class _Run:
         self.workloads = 0
         self._builder: ViewBuilder | None = None  # made at the first workload (start-up: an input
         # without workloads never imports the view modules)
-        self.interpreter = linter._interpreter()
+        self._interpreter: Any = None  # made at the first workload (start-up: none imports jmespath)
+
+    @property
+    def interpreter(self) -> Any:
+        if self._interpreter is None:
+            self._interpreter = self.linter._interpreter()
+        return self._interpreter
 
     @property
     def builder(self) -> ViewBuilder:
