@@ -86,99 +86,106 @@ def _make(cls: Any, frozen: bool, order: bool) -> Any:
         if isinstance(annotation, str) and annotation.replace("typing.", "").startswith("ClassVar"):
             continue
         value = cls.__dict__.get(name, _MISSING)
-        spec = value if isinstance(value, Field) else Field(value, _MISSING, True, None, True)
         if isinstance(value, Field):
+            spec = value
             if spec.default is _MISSING:
                 delattr(cls, name)
             else:
                 setattr(cls, name, spec.default)
+        else:
+            spec = Field(value, _MISSING, True, None, True)
         names.append(name)
         specs[name] = spec
+    # What the shared methods below read from the class (no function is made per class).
     cls.__record_fields__ = tuple(names)
     cls.__record_specs__ = specs
+    cls.__record_init__ = tuple(n for n in names if specs[n].init)
+    cls.__record_compared__ = tuple(n for n in names if specs[n].compare)
+    cls.__record_hashed__ = tuple(n for n in names if specs[n].hash)
+    cls.__record_shown__ = tuple(n for n in names if specs[n].repr)
     setattr(cls, "__match_args__", tuple(names))  # noqa: B010 - mypy: a class attribute set late
-    compared = tuple(n for n in names if specs[n].compare)
-    hashed = tuple(n for n in names if specs[n].hash)
-    shown = tuple(n for n in names if specs[n].repr)
-    if "__init__" not in cls.__dict__:
-        cls.__init__ = _init(cls, names, specs)
-
-    def __repr__(self: Any) -> str:
-        return f"{type(self).__qualname__}({', '.join(f'{n}={getattr(self, n)!r}' for n in shown)})"
-
-    def __eq__(self: Any, other: Any) -> Any:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return tuple(getattr(self, n) for n in compared) == tuple(getattr(other, n) for n in compared)
-
-    methods: dict[str, Any] = {"__repr__": __repr__, "__eq__": __eq__}
+    own = cls.__dict__
+    methods: dict[str, Any] = {"__init__": _init, "__repr__": _repr, "__eq__": _eq}
     if frozen:
-        def __setattr__(self: Any, name: str, value: Any) -> None:
-            if type(self) is cls or name in specs:
-                raise FrozenInstanceError(f"cannot assign to field {name!r}")
-            object.__setattr__(self, name, value)
-
-        def __delattr__(self: Any, name: str) -> None:
-            if type(self) is cls or name in specs:
-                raise FrozenInstanceError(f"cannot delete field {name!r}")
-            object.__delattr__(self, name)
-
-        def __hash__(self: Any) -> int:
-            return hash(tuple(getattr(self, n) for n in hashed))
-
-        methods.update(__setattr__=__setattr__, __delattr__=__delattr__, __hash__=__hash__)
-    elif "__hash__" not in cls.__dict__:
+        methods.update(__setattr__=_frozen_setattr, __delattr__=_frozen_delattr, __hash__=_hash)
+    elif "__hash__" not in own:
         methods["__hash__"] = None  # mutable and compared by value: unhashable, as dataclass's
     if order:
-        def key(value: Any) -> tuple[Any, ...]:
-            return tuple(getattr(value, n) for n in compared)
-
-        def compare(test: Callable[[Any, Any], bool]) -> Callable[[Any, Any], Any]:
-            def method(self: Any, other: Any) -> Any:
-                if other.__class__ is not self.__class__:
-                    return NotImplemented
-                return test(key(self), key(other))
-            return method
-
-        methods.update(__lt__=compare(lambda a, b: a < b), __le__=compare(lambda a, b: a <= b),
-                       __gt__=compare(lambda a, b: a > b), __ge__=compare(lambda a, b: a >= b))
+        methods.update(__lt__=_lt, __le__=_le, __gt__=_gt, __ge__=_ge)
     for name, method in methods.items():
-        if name not in cls.__dict__:  # what the class writes itself stays
-            if callable(method):
-                method.__qualname__ = f"{cls.__qualname__}.{name}"
+        if name not in own:  # what the class writes itself stays
             setattr(cls, name, method)
     return cls
 
 
-def _init(cls: Any, every: list[str], specs: dict[str, Field]) -> Callable[..., None]:
-    names = [name for name in every if specs[name].init]
-    fixed = [(name, specs[name]) for name in every if not specs[name].init]
-    count = len(names)
-    qualname = cls.__qualname__
-
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        if len(args) > count:
-            raise TypeError(f"{qualname}() takes {count} positional arguments but {len(args)} were given")
-        put = object.__setattr__
-        for name, value in zip(names, args, strict=False):  # fewer args than fields: the rest by keyword
-            put(self, name, value)
-        for name in names[len(args):]:
-            if name in kwargs:
-                value = kwargs.pop(name)
+def _init(self: Any, *args: Any, **kwargs: Any) -> None:
+    cls = type(self)
+    names = cls.__record_init__
+    if len(args) > len(names):
+        raise TypeError(f"{cls.__qualname__}() takes {len(names)} positional arguments but {len(args)} were given")
+    put = object.__setattr__
+    for name, value in zip(names, args, strict=False):  # fewer args than fields: the rest by keyword
+        put(self, name, value)
+    specs = cls.__record_specs__
+    for name in names[len(args):]:
+        if name in kwargs:
+            value = kwargs.pop(name)
+        else:
+            spec = specs[name]
+            if spec.default is not _MISSING:
+                value = spec.default
+            elif spec.default_factory is not _MISSING:
+                value = spec.default_factory()
             else:
-                spec = specs[name]
-                if spec.default is not _MISSING:
-                    value = spec.default
-                elif spec.default_factory is not _MISSING:
-                    value = spec.default_factory()
-                else:
-                    raise TypeError(f"{qualname}() missing required argument: '{name}'")
-            put(self, name, value)
-        for name, spec in fixed:
-            put(self, name, spec.default if spec.default_factory is _MISSING else spec.default_factory())
-        if kwargs:
-            raise TypeError(f"{qualname}() got an unexpected or repeated keyword argument"
-                            f" '{next(iter(kwargs))}'")
+                raise TypeError(f"{cls.__qualname__}() missing required argument: '{name}'")
+        put(self, name, value)
+    if len(names) != len(specs):
+        for name, spec in specs.items():
+            if not spec.init:
+                put(self, name, spec.default if spec.default_factory is _MISSING else spec.default_factory())
+    if kwargs:
+        raise TypeError(f"{cls.__qualname__}() got an unexpected or repeated keyword argument"
+                        f" '{next(iter(kwargs))}'")
 
-    __init__.__qualname__ = f"{qualname}.__init__"
-    return __init__
+
+def _repr(self: Any) -> str:
+    shown = type(self).__record_shown__
+    return f"{type(self).__qualname__}({', '.join(f'{n}={getattr(self, n)!r}' for n in shown)})"
+
+
+def _values(value: Any) -> tuple[Any, ...]:
+    return tuple(getattr(value, n) for n in type(value).__record_compared__)
+
+
+def _eq(self: Any, other: Any) -> Any:
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    return _values(self) == _values(other)
+
+
+def _hash(self: Any) -> int:
+    return hash(tuple(getattr(self, n) for n in type(self).__record_hashed__))
+
+
+def _frozen_setattr(self: Any, name: str, value: Any) -> None:
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _frozen_delattr(self: Any, name: str) -> None:
+    raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+def _lt(self: Any, other: Any) -> Any:
+    return _values(self) < _values(other) if other.__class__ is self.__class__ else NotImplemented
+
+
+def _le(self: Any, other: Any) -> Any:
+    return _values(self) <= _values(other) if other.__class__ is self.__class__ else NotImplemented
+
+
+def _gt(self: Any, other: Any) -> Any:
+    return _values(self) > _values(other) if other.__class__ is self.__class__ else NotImplemented
+
+
+def _ge(self: Any, other: Any) -> Any:
+    return _values(self) >= _values(other) if other.__class__ is self.__class__ else NotImplemented
