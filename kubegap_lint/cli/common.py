@@ -77,6 +77,12 @@ def resolve_settings(paths: tuple[str, ...], config_file: str | None, no_config:
                        fail_on, baseline, no_baseline)
     catalog = load_catalog(resolved.settings.policy_dirs)
     check_rule_names(resolved, catalog)
+    import gc
+
+    # Start-up is over (main() paused the collector while modules and the catalog loaded): what
+    # it made lives as long as the run, so later collections need not look at it again.
+    gc.freeze()
+    gc.enable()
     return resolved, catalog
 
 
