@@ -199,3 +199,26 @@ def test_a_clean_file_without_workloads_imports_only_what_it_uses(tmp_path) -> N
     runs = [subprocess.run([sys.executable, "-c", code, str(manifest)], capture_output=True, text=True,
                            cwd=str(tmp_path), env=env) for _ in range(2)]
     assert runs[1].stderr.strip().splitlines()[-1] == "[]", runs[1].stderr
+
+
+def test_main_pauses_the_collector_and_leaves_it_as_it_found_it(tmp_path, monkeypatch) -> None:
+    import gc
+
+    from kubegap_lint.catalog import policies
+    from kubegap_lint.cli import main as cli_main
+
+    (tmp_path / "src").mkdir()
+    manifest = tmp_path / "src" / "one.yaml"
+    manifest.write_text(CLEAN, encoding="utf-8")
+    monkeypatch.setenv("KUBEGAP_LINT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(validcache, "_known", None)
+    states: list[bool] = []
+    real = policies.load_catalog
+    monkeypatch.setattr(policies, "load_catalog", lambda *a, **k: states.append(gc.isenabled()) or real(*a, **k))
+    monkeypatch.setattr(sys, "argv", ["kubegap-lint", str(manifest)])
+    assert gc.isenabled()
+    with pytest.raises(SystemExit) as ended:
+        cli_main.main()
+    assert ended.value.code == 0
+    assert states == [False]  # start-up ran without the collector
+    assert gc.isenabled() and gc.get_freeze_count() == 0  # and it is back as it was
