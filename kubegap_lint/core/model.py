@@ -70,6 +70,14 @@ class ResourceRef:
     namespace: str | None = None
     api_version: str | None = None
 
+    def __init__(self, kind: str, name: str | None, namespace: str | None = None,
+                 api_version: str | None = None) -> None:  # one a finding: by hand
+        put = object.__setattr__
+        put(self, "kind", kind)
+        put(self, "name", name)
+        put(self, "namespace", namespace)
+        put(self, "api_version", api_version)
+
     def display(self) -> str:
         name = self.name if self.name is not None else "<unnamed>"
         if self.namespace:
