@@ -162,6 +162,19 @@ def test_outside_a_work_tree_git_is_not_started(tmp_path, monkeypatch) -> None:
     for name in ("a.yaml", "b.yaml"):  # files of one folder: git is asked once for the folder
         git.top_level(str(tmp_path / "repo" / "sub" / name))
     assert started == [("rev-parse", "--show-toplevel")]
+    for folder in ("other", "other/deeper", ""):  # other folders whose search ends at that .git
+        (tmp_path / "repo" / folder).mkdir(parents=True, exist_ok=True)
+        git.top_level(str(tmp_path / "repo" / folder / "c.yaml"))
+    assert len(started) == 1
+    git.top_level(str(tmp_path / "repo" / ".git" / "config"))  # inside the .git: its own question
+    assert len(started) == 2
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path / "repo"))  # the search changes
+    git._top_level.cache_clear()
+    git.top_level(str(tmp_path / "repo" / "sub" / "a.yaml"))
+    assert len(started) == 3
+    monkeypatch.delenv("GIT_CEILING_DIRECTORIES")
+    started.clear()
+    started.append(("rev-parse", "--show-toplevel"))
     monkeypatch.setenv("GIT_DIR", str(tmp_path / "elsewhere"))  # git may find a repository anyway
     git._top_level.cache_clear()
     git.top_level(str(tmp_path / "plain"))
