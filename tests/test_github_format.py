@@ -52,14 +52,13 @@ def test_input_errors_are_error_commands() -> None:
 
 
 def test_suppressed_findings_are_not_annotated(linter_factory) -> None:
-    import dataclasses
-
     from kubegap_lint.core.model import Suppression
+    from kubegap_lint.core.record import replace
     from kubegap_lint.report.github import render_github
     from kubegap_lint.report.sarif_paths import UriMapper
 
     result = linter_factory(("KG201",)).lint_paths([str(GPU_JOB)])
     first, *others = result.findings
-    result.findings = [dataclasses.replace(first, suppression=Suppression("inline", "reviewed")), *others]
+    result.findings = [replace(first, suppression=Suppression("inline", "reviewed")), *others]
     output = render_github(result, UriMapper(REPO, str(REPO)))
     assert "::error" not in output and "(1 suppressed)" in output

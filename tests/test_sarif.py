@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -22,6 +21,8 @@ from sarif_checks import (
     multitool_results,
     schema_problems,
 )
+
+from kubegap_lint.core.record import replace
 
 GOLDEN = REPO / "tests" / "golden" / "sarif"
 EXAMPLE_DIRS = sorted(p for p in EXAMPLES.glob("KG[0-9][0-9][0-9]-*") if p.is_dir())
@@ -497,7 +498,7 @@ def test_suppressed_findings_stay_with_their_justification(linter_factory: Any) 
     from kubegap_lint.core.model import Suppression
 
     result = _result(linter_factory, GPU_JOB)
-    suppressed = dataclasses.replace(result.findings[0], suppression=Suppression(
+    suppressed = replace(result.findings[0], suppression=Suppression(
         "annotation", "checkpoints go to the team's S3 bucket via the sidecar", "kubegap.io/ignore"))
     result.findings = [suppressed, *result.findings[1:]]
     log = _render(result)
@@ -508,7 +509,7 @@ def test_suppressed_findings_stay_with_their_justification(linter_factory: Any) 
         "justification": "checkpoints go to the team's S3 bucket via the sidecar",
         "properties": {"kubegapKind": "annotation", "source": "kubegap.io/ignore"}}]
     assert "suppressions" not in results[1]
-    result.findings = [dataclasses.replace(suppressed, suppression=Suppression("baseline", "accepted in review")),
+    result.findings = [replace(suppressed, suppression=Suppression("baseline", "accepted in review")),
                        *result.findings[1:]]
     assert _render(result)["runs"][0]["results"][0]["suppressions"][0]["kind"] == "external"
     if SCHEMA.is_file():
@@ -521,7 +522,7 @@ def test_rendered_output_location_is_a_related_location(linter_factory: Any, tmp
     result = _result(linter_factory, GPU_JOB)
     template = "examples/KG501-gpu-shm-default/bad-training-no-shm.yaml"  # stands in for a chart template
     finding, *others = result.findings
-    moved = dataclasses.replace(finding, location=Location(template, 7, 5), rendered_location=finding.location,
+    moved = replace(finding, location=Location(template, 7, 5), rendered_location=finding.location,
                                 template="chart/templates/job.yaml")
     result.findings = [moved, *others]
 
@@ -541,7 +542,7 @@ def test_rendered_output_location_is_a_related_location(linter_factory: Any, tmp
     if SCHEMA.is_file():
         assert schema_problems(log) == [] and github_problems(log) == []
     # Rendered output read from stdin has no file: the place is kept in the properties.
-    result.findings = [dataclasses.replace(moved, rendered_location=Location("<stdin>", 40, 3)), *others]
+    result.findings = [replace(moved, rendered_location=Location("<stdin>", 40, 3)), *others]
     mapped = mapped_result(_render(result))
     assert "relatedLocations" not in mapped
     assert mapped["properties"]["renderedLocation"] == {"path": "<stdin>", "line": 40, "column": 3}
@@ -642,7 +643,7 @@ def test_a_users_own_policy_has_no_help_uri_into_our_docs(tmp_path: Path) -> Non
 
 def test_a_finding_of_a_rule_outside_the_selection_still_resolves(linter_factory: Any) -> None:
     result = _result(linter_factory, GPU_JOB, select=("KG201",))
-    other = dataclasses.replace(result.findings[0], rule_id="KG501", rule_name="gpu-shm-default")
+    other = replace(result.findings[0], rule_id="KG501", rule_name="gpu-shm-default")
     result.findings = [*result.findings, other]
     log = _render(result)
     assert [r["id"] for r in log["runs"][0]["tool"]["driver"]["rules"]] == ["KG201", "KG501"]

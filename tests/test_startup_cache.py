@@ -122,10 +122,10 @@ def test_a_warm_load_parses_an_expression_at_its_first_use_from_its_own_text(cac
 
 
 def test_the_pattern_check_parses_only_expressions_that_call_match(cache, monkeypatch) -> None:
-    import dataclasses
-
     import jmespath
 
+    from kubegap_lint.config.settings import Settings
+    from kubegap_lint.core.record import replace
     from kubegap_lint.engine.run import Linter
 
     load_catalog()
@@ -134,10 +134,14 @@ def test_the_pattern_check_parses_only_expressions_that_call_match(cache, monkey
     real = jmespath.compile
     monkeypatch.setattr(jmespath, "compile", lambda text: parsed.append(text) or real(text))
     Linter(catalog=warm)
+    assert parsed == []  # checked when the cache was made, with the same parameters
+    Linter(Settings(params={"gpu_resources": ["nvidia.com/gpu"]}), catalog=warm)  # others: again
     assert parsed and all("match" in text for text in parsed)
-    broken = dataclasses.replace(warm.policies[0], applies_to=catalog_module.LazyExpression("match('(', kind)"))
+    assert set(parsed) == {b.expression for p in warm.policies for _, b in catalog_module.expressions(p)
+                           if "match" in b.expression}
+    broken = replace(warm.policies[0], applies_to=catalog_module.LazyExpression("match('(', kind)"))
     with pytest.raises(DataFileError) as raised:
-        Linter(catalog=dataclasses.replace(warm, policies=[broken, *warm.policies[1:]]))
+        Linter(catalog=replace(warm, policies=[broken, *warm.policies[1:]]))
     assert "applies_to" in str(raised.value) and "does not compile" in str(raised.value)
 
 
@@ -158,6 +162,19 @@ def test_outside_a_work_tree_git_is_not_started(tmp_path, monkeypatch) -> None:
     for name in ("a.yaml", "b.yaml"):  # files of one folder: git is asked once for the folder
         git.top_level(str(tmp_path / "repo" / "sub" / name))
     assert started == [("rev-parse", "--show-toplevel")]
+    for folder in ("other", "other/deeper", ""):  # other folders whose search ends at that .git
+        (tmp_path / "repo" / folder).mkdir(parents=True, exist_ok=True)
+        git.top_level(str(tmp_path / "repo" / folder / "c.yaml"))
+    assert len(started) == 1
+    git.top_level(str(tmp_path / "repo" / ".git" / "config"))  # inside the .git: its own question
+    assert len(started) == 2
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path / "repo"))  # the search changes
+    git._top_level.cache_clear()
+    git.top_level(str(tmp_path / "repo" / "sub" / "a.yaml"))
+    assert len(started) == 3
+    monkeypatch.delenv("GIT_CEILING_DIRECTORIES")
+    started.clear()
+    started.append(("rev-parse", "--show-toplevel"))
     monkeypatch.setenv("GIT_DIR", str(tmp_path / "elsewhere"))  # git may find a repository anyway
     git._top_level.cache_clear()
     git.top_level(str(tmp_path / "plain"))
@@ -184,11 +201,37 @@ def test_a_clean_file_without_workloads_imports_only_what_it_uses(tmp_path) -> N
     manifest.write_text(CLEAN, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(REPO), "KUBEGAP_LINT_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("KUBEGAP_LINT_NO_CACHE", None)
+    # Not even what the bare `import ruamel.yaml, click, jmespath` pays: no policy is evaluated.
     unused = ["jsonschema", "tempfile", "subprocess", "shutil", "kubegap_lint.workloads.views",
-              "kubegap_lint.workloads.viewfacts", "kubegap_lint.engine.estimate"]
+              "kubegap_lint.workloads.viewfacts", "kubegap_lint.engine.estimate", "jmespath",
+              "kubegap_lint.catalog.functions", "kubegap_lint.engine.evaluate", "kubegap_lint.engine.locate",
+              "kubegap_lint.cli.helm", "dataclasses", "hashlib"]
     code = ("import sys; sys.argv=['kubegap-lint', sys.argv[1]];"
             "import kubegap_lint.cli.main as c\ntry:\n c.main()\nexcept SystemExit:\n pass\n"
             f"print([m for m in {unused!r} if m in sys.modules], file=sys.stderr)")
     runs = [subprocess.run([sys.executable, "-c", code, str(manifest)], capture_output=True, text=True,
                            cwd=str(tmp_path), env=env) for _ in range(2)]
     assert runs[1].stderr.strip().splitlines()[-1] == "[]", runs[1].stderr
+
+
+def test_main_pauses_the_collector_and_leaves_it_as_it_found_it(tmp_path, monkeypatch) -> None:
+    import gc
+
+    from kubegap_lint.catalog import policies
+    from kubegap_lint.cli import main as cli_main
+
+    (tmp_path / "src").mkdir()
+    manifest = tmp_path / "src" / "one.yaml"
+    manifest.write_text(CLEAN, encoding="utf-8")
+    monkeypatch.setenv("KUBEGAP_LINT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(validcache, "_known", None)
+    states: list[bool] = []
+    real = policies.load_catalog
+    monkeypatch.setattr(policies, "load_catalog", lambda *a, **k: states.append(gc.isenabled()) or real(*a, **k))
+    monkeypatch.setattr(sys, "argv", ["kubegap-lint", str(manifest)])
+    assert gc.isenabled()
+    with pytest.raises(SystemExit) as ended:
+        cli_main.main()
+    assert ended.value.code == 0
+    assert states == [False]  # start-up ran without the collector
+    assert gc.isenabled() and gc.get_freeze_count() == 0  # and it is back as it was

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from kubegap_lint.core.datapaths import package_folders, schemas_dir
+from kubegap_lint.core.digest import sha256
 
 MAGIC = b"kubegap-lint-cache-v2\n"
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -123,23 +124,48 @@ def _make_private(folder: Path) -> str | None:
 
 
 def content_digest(name: str, folders: list[Path], code_folders: tuple[Path, ...] = ()) -> str:
-    """SHA-256 of the tool and Python versions, every file (name and bytes) in folders, and the
-    modules of code_folders (code_digest)."""
-    import hashlib
+    """SHA-256 of the name, the tool and Python versions, every file (name and bytes) in folders,
+    and the modules of code_folders (code_digest)."""
+    h = sha256(name.encode("utf-8", "surrogatepass") + b"\0")
+    h.update(_folders_digest(tuple(folders), code_folders).encode("ascii"))
+    return h.hexdigest()
 
+
+_read_digests: dict[tuple[Any, ...], str] = {}
+
+
+def _folders_digest(folders: tuple[Path, ...], code_folders: tuple[Path, ...]) -> str:
+    """The part of content_digest that reads the disk. The catalog and the workload table are
+    keyed by the same folders: their files' bytes are read once a process, again only when a
+    file's name, size or modification time has changed since."""
     from kubegap_lint import __version__
 
-    h = hashlib.sha256()
-    for part in [name, __version__, sys.version, *(str(f.resolve()) for f in folders)]:
-        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    listed: list[tuple[str, list[tuple[str, str, int, int]]]] = []
     for folder in folders:
-        for path in sorted(folder.iterdir()) if folder.is_dir() else []:
-            if path.is_file():
-                h.update(b"\0" + path.name.encode("utf-8", "surrogatepass") + b"\0")
-                h.update(path.read_bytes())
+        real = os.path.realpath(folder)
+        try:
+            with os.scandir(folder) as entries:
+                found = sorted((e.name, e.path, e.stat().st_size, e.stat().st_mtime_ns)
+                               for e in entries if e.is_file())
+        except (FileNotFoundError, NotADirectoryError):
+            found = []
+        listed.append((real, found))
+    signature = (tuple((real, tuple(found)) for real, found in listed), code_folders)
+    known = _read_digests.get(signature)
+    if known is not None:
+        return known
+    h = sha256()
+    for part in [__version__, sys.version, *(real for real, _ in listed)]:
+        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    for _, found in listed:
+        for file_name, path, _, _ in found:
+            h.update(b"\0" + file_name.encode("utf-8", "surrogatepass") + b"\0")
+            with open(path, "rb") as handle:
+                h.update(handle.read())
     if code_folders:
         h.update(b"\0code\0" + code_digest(code_folders).encode("ascii"))
-    return h.hexdigest()
+    _read_digests[signature] = digest = h.hexdigest()
+    return digest
 
 
 @lru_cache(maxsize=4)
@@ -147,9 +173,7 @@ def code_digest(code_folders: tuple[Path, ...]) -> str:
     """SHA-256 of every module's path, size and modification time, as Python's own bytecode
     cache tells a changed module (reading every module's bytes took a tenth of a one-file run).
     Once a process: the code does not change under a running tool."""
-    import hashlib
-
-    h = hashlib.sha256()
+    h = sha256()
     for folder in code_folders:
         h.update(str(folder.resolve()).encode("utf-8", "surrogatepass") + b"\0")
         with os.scandir(folder) as entries:
@@ -206,7 +230,6 @@ def read_private(path: Path, limit: int) -> bytes | None:
 
 def load(name: str, key: str) -> Any | None:
     """The plain data stored under name and key, or None (missing, stale, damaged, unsafe)."""
-    import hashlib
     import json
 
     folder = cache_dir()
@@ -223,7 +246,7 @@ def load(name: str, key: str) -> Any | None:
         return None
     if lines[1].decode("ascii", "replace") != key:
         return None  # another version or edited policies: rebuilt and replaced
-    if lines[2].decode("ascii", "replace") != hashlib.sha256(payload).hexdigest():
+    if lines[2].decode("ascii", "replace") != sha256(payload).hexdigest():
         note(f"cache file {str(path)!r} does not match its digest: ignored")
         return None
     try:
@@ -235,7 +258,6 @@ def load(name: str, key: str) -> Any | None:
 
 def store(name: str, key: str, data: Any) -> None:
     """Keep plain data under name and key (atomically); data JSON cannot hold exactly is not kept."""
-    import hashlib
     import json
     import tempfile
 
@@ -249,7 +271,7 @@ def store(name: str, key: str, data: Any) -> None:
     folder = cache_dir()
     if folder is None:
         return
-    blob = MAGIC + key.encode("ascii") + b"\n" + hashlib.sha256(payload).hexdigest().encode() + b"\n\n" + payload
+    blob = MAGIC + key.encode("ascii") + b"\n" + sha256(payload).hexdigest().encode() + b"\n\n" + payload
     try:
         fd, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
         try:

@@ -146,14 +146,27 @@ def expression_pattern_errors(ast: dict[str, Any], params: dict[str, Any]) -> li
     return problems
 
 
-def _policy_asts(policy: Any) -> list[tuple[str, dict[str, Any]]]:
+def expressions(policy: Any) -> list[tuple[str, Any]]:
+    """Every compiled expression of a policy (policies.py), by field: applies_to ... at[i], message."""
+    fields: list[tuple[str, Any]] = [
+        (key, getattr(policy, key)) for key in ("applies_to", "for_each", "violation", "severity_expr")
+        if getattr(policy, key) is not None
+    ]
+    fields += [(f"at[{i}]", expression) for i, (_, expression) in enumerate(policy.at)]
+    if policy.message is not None:
+        fields += [("message", part) for part in policy.message.parts if not isinstance(part, str)]
+    return fields
+
+
+def _policy_asts(policy: Any, checked_before: bool = False) -> list[tuple[str, dict[str, Any]]]:
     """The parsed ASTs of a policy's expressions that call match(), by field. Only an
     expression whose text names match() can pass it a pattern: the rest are neither walked nor,
-    from the cache, parsed (start-up)."""
-    from kubegap_lint.catalog.policies import expressions
-
+    from the cache, parsed (start-up). With checked_before (the run's parameters are the
+    catalog's own), an expression from the cache whose patterns passed then is passed over."""
     found = []
     for key, expression in expressions(policy):
+        if checked_before and getattr(expression, "patterns_checked", False) is True:
+            continue
         if "match" in getattr(expression, "expression", "match"):
             ast = getattr(expression, "parsed", None)
             if isinstance(ast, dict):
@@ -161,10 +174,11 @@ def _policy_asts(policy: Any) -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
-def policy_pattern_errors(policies: list[Any], params: dict[str, Any]) -> list[str]:
-    """One line per pattern that does not compile: the policy file, the field, and why."""
+def policy_pattern_errors(policies: list[Any], params: dict[str, Any], checked_before: bool = False) -> list[str]:
+    """One line per pattern that does not compile: the policy file, the field, and why.
+    checked_before: params are those the cached catalog's patterns were checked with."""
     errors: list[str] = []
     for policy in policies:
-        for key, ast in _policy_asts(policy):
+        for key, ast in _policy_asts(policy, checked_before):
             errors.extend(f"{policy.path}: {key}: {problem}" for problem in expression_pattern_errors(ast, params))
     return errors

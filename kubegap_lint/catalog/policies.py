@@ -4,24 +4,26 @@ once here, so a broken policy fails at load time with its file, line and field."
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kubegap_lint.catalog.datafile import load_validated, locate
 from kubegap_lint.catalog.envnames import NAMES_FILE, load_env_names
+from kubegap_lint.catalog.patterns import expressions, policy_pattern_errors
 from kubegap_lint.core.datapaths import policies_dir
 from kubegap_lint.core.errors import DataFileError
 from kubegap_lint.core.model import Severity
+from kubegap_lint.core.record import field, record
 from kubegap_lint.input.parse import PositionIndex
 
-POLICY_FILE_RE = re.compile(r"^KG\d{3}-[a-z0-9]+(?:-[a-z0-9]+)*\.yaml$")
+POLICY_FILE = r"^KG\d{3}-[a-z0-9]+(?:-[a-z0-9]+)*\.yaml$"  # patterns compiled at their first use
 _PLACEHOLDER_RE = re.compile(r"\{\{|\}\}|\{([^{}]+)\}")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MessageTemplate:
     """A message with `{expression}` placeholders, each a compiled JMESPath expression."""
 
@@ -57,7 +59,7 @@ def _display(value: Any, depth: int = 0) -> str:
     return str(value)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Incident:
     id: str
     title: str
@@ -70,7 +72,7 @@ class Incident:
     raw: dict[str, Any] = field(compare=False, hash=False)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Policy:
     id: str
     name: str
@@ -93,10 +95,10 @@ class Policy:
     raw: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
-_ID_PREFIX = re.compile(r"^[A-Za-z]{2}[0-9]{0,3}$")
+_ID_PREFIX = r"^[A-Za-z]{2}[0-9]{0,3}$"
 
 
-@dataclass
+@record
 class Catalog:
     policies: list[Policy]
     incidents: dict[str, Incident]
@@ -132,7 +134,7 @@ class Catalog:
 
             return [p for p in self.policies if fnmatch.fnmatchcase(p.id, key.upper())
                     or fnmatch.fnmatchcase(p.name, key)]
-        if _ID_PREFIX.match(key):
+        if re.match(_ID_PREFIX, key):
             by_prefix = [p for p in self.policies if p.id.startswith(key.upper())]
             if by_prefix:
                 return by_prefix
@@ -144,13 +146,18 @@ class LazyExpression:
     expression compiled when the cache was made), parsed from its text at its first use: a run
     that evaluates no workload parses none. The cache holds the text only, never an AST, so the
     AST used is always the parse of the policy's own text, under the same limits as a load from
-    the files. Stands in for jmespath's ParsedResult (`expression`, `parsed`, `search`)."""
+    the files. Stands in for jmespath's ParsedResult (`expression`, `parsed`, `search`).
 
-    __slots__ = ("expression", "_parsed")
+    `patterns_checked`: the patterns it passes to match() passed the pattern check
+    (patterns.py) with the catalog's own parameters when the cache was made, so a run with
+    those parameters need not parse it to check them again."""
 
-    def __init__(self, expression: str) -> None:
+    __slots__ = ("expression", "_parsed", "patterns_checked")
+
+    def __init__(self, expression: str, patterns_checked: bool = False) -> None:
         self.expression = expression
         self._parsed: dict[str, Any] | None = None
+        self.patterns_checked = patterns_checked
 
     @property
     def parsed(self) -> dict[str, Any]:
@@ -171,11 +178,11 @@ class LazyExpression:
 
 def _compile(expression: str, display: str, data: Any, positions: PositionIndex, path: list[Any],
              lazy: bool = False) -> Any:
+    if lazy:
+        return LazyExpression(expression)
     import jmespath
     from jmespath.exceptions import JMESPathError
 
-    if lazy:
-        return LazyExpression(expression)
     try:
         return jmespath.compile(expression)
     except JMESPathError as exc:
@@ -273,7 +280,13 @@ def load_params(path: Path) -> dict[str, Any]:
 
 
 def policy_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("KG*.yaml") if p.is_file())
+    """The KG*.yaml files of a folder, by name."""
+    try:
+        with os.scandir(folder) as entries:
+            names = [e.name for e in entries if e.name.startswith("KG") and e.name.endswith(".yaml") and e.is_file()]
+    except OSError:  # as glob: a folder that is missing or unreadable has none
+        return []
+    return [folder / name for name in sorted(names)]
 
 
 def load_catalog(extra_dirs: Iterable[Path] = (), builtin_dir: Path | None = None) -> Catalog:
@@ -297,20 +310,10 @@ def _cached_catalog(folder: Path) -> Catalog:
         except Exception:  # noqa: BLE001 - any fault in cached data: load from the files
             cache.note("the cached catalog does not match the policy files: loaded from the files")
     catalog = _load_catalog([], folder)  # raises on a broken policy: nothing is cached then
-    cache.store("catalog", key, _as_plain(catalog))
+    plain = _as_plain(catalog)
+    plain["patterns_checked"] = not policy_pattern_errors(catalog.policies, catalog.params)
+    cache.store("catalog", key, plain)
     return catalog
-
-
-def expressions(policy: Policy) -> list[tuple[str, Any]]:
-    """Every compiled expression of a policy, by field: applies_to ... at[i], message."""
-    fields: list[tuple[str, Any]] = [
-        (key, getattr(policy, key)) for key in ("applies_to", "for_each", "violation", "severity_expr")
-        if getattr(policy, key) is not None
-    ]
-    fields += [(f"at[{i}]", expression) for i, (_, expression) in enumerate(policy.at)]
-    if policy.message is not None:
-        fields += [("message", part) for part in policy.message.parts if not isinstance(part, str)]
-    return fields
 
 
 def _as_plain(catalog: Catalog) -> dict[str, Any]:
@@ -335,6 +338,10 @@ def _rebuild(found: Any, folder: Path) -> Catalog:
                 for r in records]
     if any(e not in incidents for p in policies for e in p.evidence):
         raise ValueError("unknown evidence")
+    if found.get("patterns_checked") is True:
+        for policy in policies:
+            for _, expression in expressions(policy):
+                expression.patterns_checked = True
     policies.sort(key=lambda p: p.id)
     return Catalog(policies, incidents, found["params"])
 
@@ -370,7 +377,7 @@ def _load_catalog(extra_dirs: list[Path], builtin_dir: Path | None) -> Catalog:
     policies: list[Policy] = []
     seen: dict[str, str] = {}
     for path in files:
-        if not POLICY_FILE_RE.match(path.name):
+        if not re.match(POLICY_FILE, path.name):
             errors.append(f"{path}: a policy file is named KGnnn-kebab-name.yaml")
             continue
         try:

@@ -10,15 +10,14 @@ on stderr and exit code 2; no traceback reaches the terminal.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
-from typing import Any
 
 import click
 
 from kubegap_lint import __version__
-from kubegap_lint.cli.common import EXIT_USAGE, fail, report_and_exit, resolve_settings, write
-from kubegap_lint.cli.helm import helm_command
+from kubegap_lint.cli.common import EXIT_USAGE, fail, report_and_exit, repository_context, resolve_settings
 from kubegap_lint.cli.options import (
     OutputChoices,
     config_options,
@@ -44,12 +43,32 @@ class _DefaultLintGroup(click.Group):
     like a subcommand: an existing path wins, unless the rest of the line only makes sense as
     that subcommand (`config show`, `helm --from-files chart/x`, `explain KG101`)."""
 
+    # Subcommands defined at their first use: a lint never builds `helm`'s thirty options.
+    lazy = {"helm": ("kubegap_lint.cli.helm", "helm_command"),
+            **{name: ("kubegap_lint.cli.commands", attribute) for name, attribute in (
+                ("config", "config_group"), ("baseline", "baseline_group"), ("policies", "policies_group"),
+                ("rules", "rules_command"), ("explain", "explain_command"))}}
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in ("--version", "--help", "-h", "lint"):
             first = args[0]
-            if first not in self.commands or (os.path.exists(first) and _parses_as_lint(args)):
+            known = first in self.commands or first in self.lazy
+            if not known or (os.path.exists(first) and _parses_as_lint(args)):
                 args = ["lint", *args]
         return super().parse_args(ctx, args)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name != "lint":
+            gc.enable()  # start-up is over for the other commands (main() paused the collector)
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            import importlib
+
+            module, name = self.lazy[cmd_name]
+            self.add_command(getattr(importlib.import_module(module), name), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(self.lazy))
 
 
 @click.group(cls=_DefaultLintGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -107,7 +126,7 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
     settings.follow_symlinks_out = follow_symlinks_out
     sources, errors = discover(paths, settings.exclude, stdin_name, follow_outside=follow_symlinks_out)
     if repo_facts:
-        settings.context = _repository_context(_config_paths(paths, stdin_name), sources, settings.exclude)
+        settings.context = repository_context(_config_paths(paths, stdin_name), sources, settings.exclude)
     linter = Linter(settings, catalog=catalog)
     from kubegap_lint.engine import parallel
     from kubegap_lint.helm.render import split_chart_sources
@@ -136,23 +155,6 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
         result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
     report_and_exit(result, linter, fmt, output, no_colour, show_suppressed, sarif_root, sarif_category,
                     choices)
-
-
-def _repository_context(paths: tuple[str, ...], sources: list[Any], excludes: list[str]) -> Any:
-    """The facts of the rest of the git work tree for a partial run (workloads/repofacts.py);
-    a chart's files are not manifests until rendered, so they give none."""
-    from kubegap_lint.helm.render import chart_root
-    from kubegap_lint.workloads.repofacts import repository_context
-
-    in_chart: dict[str, bool] = {}  # by folder: a file's chart is its folder's (the tree's files share few)
-
-    def skip(path: str) -> bool:
-        folder = os.path.dirname(os.path.abspath(path))
-        if folder not in in_chart:
-            in_chart[folder] = chart_root(path) is not None
-        return in_chart[folder]
-
-    return repository_context(paths, sources, excludes, skip)
 
 
 def _config_paths(paths: tuple[str, ...], stdin_name: str | None) -> tuple[str, ...]:
@@ -195,132 +197,22 @@ def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict
     return found
 
 
-@cli.group("config")
-def config_group() -> None:
-    """Inspect the configuration (.kubegap-lint.yaml or [tool.kubegap-lint] in pyproject.toml)."""
-
-
-@config_group.command("show")
-@click.argument("path", default=".")
-@config_options
-@click.option("--fail-on", type=click.Choice(["error", "warning", "note"]), default=None,
-              help="As for lint.")
-@click.option("--baseline", type=click.Path(dir_okay=False), help="As for lint.")
-def config_show_command(path: str, config_file: str | None, no_config: bool, select: tuple[str, ...],
-                        ignore: tuple[str, ...], fail_on: str | None, baseline: str | None) -> None:
-    """Print the effective configuration for PATH (default: this folder) and where each value
-    came from."""
-    from kubegap_lint.config.load import render_show
-
-    resolved, catalog = resolve_settings((path,), config_file, no_config, select, ignore, fail_on, baseline)
-    write(render_show(resolved, catalog), None)
-
-
-@cli.group("baseline")
-def baseline_group() -> None:
-    """Record today's findings, so that later runs report only new ones."""
-
-
-@baseline_group.command("create")
-@click.argument("paths", nargs=-1)
-@config_options
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the baseline to FILE.")
-def baseline_create_command(paths: tuple[str, ...], config_file: str | None, no_config: bool,
-                            select: tuple[str, ...], ignore: tuple[str, ...], output: str | None) -> None:
-    """Print a baseline of the findings in PATHS: `kubegap-lint baseline create . > .kubegap-baseline.json`.
-
-    Paths in it are from the git top level, so later runs match it from any folder of the repository."""
-    if not paths:
-        fail("no input: name files or folders to record, or - for stdin (see --help)")
-    from kubegap_lint.engine.run import Linter
-    from kubegap_lint.input.sources import discover
-    from kubegap_lint.suppress.baseline import baseline_pieces
-
-    resolved, catalog = resolve_settings(paths, config_file, no_config, select, ignore, no_baseline=True)
-    settings = resolved.settings
-    sources, errors = discover(paths, settings.exclude)
-    # The findings a partial `lint` run would give: facts from the rest of the work tree.
-    settings.context = _repository_context(paths, sources, settings.exclude)
-    result = Linter(settings, catalog=catalog).lint_sources(sources, errors)
-    for error in result.errors:
-        click.echo(f"kubegap-lint: {error.display()}", err=True)
-    write(baseline_pieces(result.iter_findings()), output)
-    sys.exit(EXIT_USAGE if result.errors else 0)
-
-
-@cli.group("policies")
-def policies_group() -> None:
-    """Work with your own policy folders."""
-
-
-@policies_group.command("check")
-@click.argument("folders", nargs=-1, required=True)
-def policies_check_command(folders: tuple[str, ...]) -> None:
-    """Validate policy FOLDERS (schema, JMESPath, evidence ids) and run their annotated examples
-    (FOLDER/examples/KGnnn-name/bad-*.yaml and good-*.yaml). Exit 0 when all pass, 1 when an
-    example fails, 2 when a policy cannot be loaded."""
-    from kubegap_lint.cli.policycheck import check_policy_dirs
-
-    lines, code = check_policy_dirs(folders)
-    for line in lines:
-        click.echo(line)
-    sys.exit(code)
-
-
-def _command_catalog(config_file: str | None, no_config: bool) -> Any:
-    """The catalog with the policy folders of the configuration found from this folder, as
-    `lint .` would load it (custom policies included)."""
-    from kubegap_lint.catalog.policies import load_catalog
-    from kubegap_lint.config.load import resolve
-
-    resolved = resolve((".",), config_file, no_config)
-    return load_catalog(resolved.settings.policy_dirs)
-
-
-@cli.command("rules")
-@click.option("--markdown", is_flag=True, help="Print the generated reference (docs/rules.md).")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False),
-              help="Use this configuration file (its policy_dirs) instead of the discovered one.")
-@click.option("--no-config", is_flag=True, help="Ignore configuration files: the built-in rules only.")
-def rules_command(markdown: bool, config_file: str | None, no_config: bool) -> None:
-    """List every policy, with those of the configured policy folders: id, name, severity, title."""
-    if markdown:
-        from kubegap_lint.catalog.docs import render_rules_markdown
-        from kubegap_lint.catalog.policies import load_catalog
-        from kubegap_lint.core.datapaths import examples_dir
-
-        # The reference documents the built-in rules, whatever folder it is generated from.
-        write(render_rules_markdown(load_catalog(), examples_dir()), None)
-        return
-    catalog = _command_catalog(config_file, no_config)
-    width = max(len(p.name) for p in catalog.policies)
-    for policy in catalog.policies:
-        state = "" if policy.enabled else " (disabled by default)"
-        click.echo(f"{policy.id}  {policy.name:<{width}}  {policy.severity.value:<7}  {policy.title}{state}")
-
-
-@cli.command("explain")
-@click.argument("rule")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False),
-              help="Use this configuration file (its policy_dirs) instead of the discovered one.")
-@click.option("--no-config", is_flag=True, help="Ignore configuration files: the built-in rules only.")
-def explain_command(rule: str, config_file: str | None, no_config: bool) -> None:
-    """Explain a rule (id or name): why it matters, the evidence, and the fix."""
-    from kubegap_lint.cli.explain import explain
-
-    catalog = _command_catalog(config_file, no_config)
-    policy = catalog.find(rule)
-    if policy is None:
-        fail(f"unknown rule '{rule}' (see `kubegap-lint rules`)")
-        return
-    click.echo(explain(policy, catalog))
-
-
-cli.add_command(helm_command)
-
-
 def main() -> None:
     """Entry point: run the CLI, turning every known error into one line and exit code 2."""
+    # Start-up allocates thousands of long-lived objects (modules, classes, the catalog) and no
+    # garbage cycles: the cyclic collector is paused until a lint's settings and catalog are
+    # loaded (common.resolve_settings), or another command is chosen (get_command).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _main()
+    finally:
+        if was_enabled:  # as found, whatever ended the command (main() may run inside a process)
+            gc.unfreeze()
+            gc.enable()
+
+
+def _main() -> None:
     # Names from any input must reach any terminal: what the locale cannot encode (an emoji in
     # a Latin-1 locale, a file name that is not UTF-8) is written as a backslash escape.
     for stream in (sys.stdout, sys.stderr):

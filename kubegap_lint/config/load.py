@@ -12,13 +12,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kubegap_lint.config.settings import ChartRender, Exemption, Settings
 from kubegap_lint.core.errors import DataFileError
 from kubegap_lint.core.model import Severity
+from kubegap_lint.core.record import field, record
 from kubegap_lint.core.safefile import read_text_limited
 from kubegap_lint.input.parse import PositionIndex
 
@@ -32,7 +32,7 @@ _TYPE_NAMES = {"array": "a list", "object": "a mapping", "string": "a string", "
                "number": "a number", "boolean": "true or false", "null": "null"}
 
 
-@dataclass
+@record
 class ConfigFile:
     """One configuration file as read: its data and a way to find each key's line."""
 
@@ -67,7 +67,7 @@ class ConfigFile:
         return f"{self.display}:{found[0]}:{found[1]}" if found else self.display
 
 
-@dataclass
+@record
 class Resolved:
     """The settings of a run and where each came from."""
 

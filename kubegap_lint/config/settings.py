@@ -5,18 +5,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kubegap_lint.core.model import Severity
+from kubegap_lint.core.record import field, record
 from kubegap_lint.workloads.kinds import KindRule
 
 if TYPE_CHECKING:
     from kubegap_lint.workloads.repofacts import RepoContext
 
 
-@dataclass
+@record
 class Exemption:
     """A configuration exemption: findings it matches are suppressed with its reason."""
 
@@ -30,7 +30,7 @@ class Exemption:
     origin: tuple[str, int, int] | None = None  # (config file, line, column), for reports
 
 
-@dataclass
+@record
 class ChartRender:
     """One render of a chart that `kubegap-lint PATH` (and `kubegap-lint helm` without render
     flags) finds: the `helm template` flags, paths absolute (given relative to the file)."""
@@ -48,7 +48,7 @@ class ChartRender:
     origin: tuple[str, int, int] | None = None  # (config file, line, column), for messages
 
 
-@dataclass
+@record
 class Settings:
     select: list[str] | None = None  # ids or names; None means every enabled policy
     ignore: list[str] = field(default_factory=list)

@@ -7,8 +7,9 @@ Lines and columns are 1-based everywhere outside `parse.py`, which converts the 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from typing import Any
+
+from kubegap_lint.core.record import field, record
 
 
 class Severity(str, enum.Enum):
@@ -28,15 +29,19 @@ class Severity(str, enum.Enum):
         return cls(text.lower())
 
 
-@dataclass(frozen=True, order=True)
+@record(frozen=True, order=True)
 class Position:
     """A place in a file: 1-based line and column."""
 
     line: int
     column: int
 
+    def __init__(self, line: int, column: int) -> None:  # made for every located node: by hand
+        object.__setattr__(self, "line", line)
+        object.__setattr__(self, "column", column)
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class Location:
     """Where a finding points: the file as the user named it, and a place in it."""
 
@@ -46,8 +51,17 @@ class Location:
     end_line: int | None = None
     end_column: int | None = None
 
+    def __init__(self, path: str, line: int, column: int, end_line: int | None = None,
+                 end_column: int | None = None) -> None:  # one or two a finding: by hand
+        put = object.__setattr__
+        put(self, "path", path)
+        put(self, "line", line)
+        put(self, "column", column)
+        put(self, "end_line", end_line)
+        put(self, "end_column", end_column)
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class ResourceRef:
     """The identity of a Kubernetes resource, as written in the manifest."""
 
@@ -56,6 +70,14 @@ class ResourceRef:
     namespace: str | None = None
     api_version: str | None = None
 
+    def __init__(self, kind: str, name: str | None, namespace: str | None = None,
+                 api_version: str | None = None) -> None:  # one a finding: by hand
+        put = object.__setattr__
+        put(self, "kind", kind)
+        put(self, "name", name)
+        put(self, "namespace", namespace)
+        put(self, "api_version", api_version)
+
     def display(self) -> str:
         name = self.name if self.name is not None else "<unnamed>"
         if self.namespace:
@@ -63,7 +85,7 @@ class ResourceRef:
         return f"{self.kind} {name}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Suppression:
     """Why a finding is not counted: its kind (annotation, inline, config, baseline) and reason."""
 
@@ -72,7 +94,7 @@ class Suppression:
     source: str | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Finding:
     """One problem found in one place. Frozen: later stages derive new findings with replace()."""
 
@@ -98,12 +120,41 @@ class Finding:
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     found_by: str | None = None  # the workload table entry, or "walk", that found the pod template
 
+    def __init__(self, rule_id: str, rule_name: str, severity: Severity, message: str, location: Location,
+                 resource: ResourceRef | None = None, role: str | None = None, container: str | None = None,
+                 document_index: int | None = None, template: str | None = None, node_path: str = "",
+                 evidence: tuple[str, ...] = (), approximate: bool = False,
+                 rendered_location: Location | None = None, key_path: tuple[str | int, ...] = (),
+                 missing: str | None = None, suppression: Suppression | None = None,
+                 extra: dict[str, Any] | None = None, found_by: str | None = None) -> None:
+        # Made for every finding, and again by each replace(): by hand (core/record.py).
+        put = object.__setattr__
+        put(self, "rule_id", rule_id)
+        put(self, "rule_name", rule_name)
+        put(self, "severity", severity)
+        put(self, "message", message)
+        put(self, "location", location)
+        put(self, "resource", resource)
+        put(self, "role", role)
+        put(self, "container", container)
+        put(self, "document_index", document_index)
+        put(self, "template", template)
+        put(self, "node_path", node_path)
+        put(self, "evidence", evidence)
+        put(self, "approximate", approximate)
+        put(self, "rendered_location", rendered_location)
+        put(self, "key_path", key_path)
+        put(self, "missing", missing)
+        put(self, "suppression", suppression)
+        put(self, "extra", {} if extra is None else extra)
+        put(self, "found_by", found_by)
+
     def sort_key(self) -> tuple[str, int, int, str, str]:
         loc = self.location
         return (loc.path, loc.line, loc.column, self.rule_id, self.message)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class InputError:
     """A problem that stops one input (or a configuration) from being read at all."""
 

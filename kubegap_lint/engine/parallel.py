@@ -27,10 +27,10 @@ import enum
 import os
 import sys
 from collections.abc import Iterable
-from dataclasses import fields
 from typing import IO, TYPE_CHECKING, Any
 
 from kubegap_lint.core.model import Finding, InputError
+from kubegap_lint.core.record import fields
 from kubegap_lint.engine.run import Linter, LintResult, collector_paused, make_result
 from kubegap_lint.input.read import InputFault, ReadStats, Resource, read_chunk
 from kubegap_lint.input.readers import DocumentReader, Documents, ParsedReader
@@ -64,8 +64,8 @@ _Unit = Documents  # a contiguous run of one source's documents; a worker lints 
 
 
 def _add_stats(total: ReadStats, part: ReadStats) -> None:
-    for item in fields(ReadStats):
-        setattr(total, item.name, getattr(total, item.name) + getattr(part, item.name))
+    for name in fields(ReadStats):
+        setattr(total, name, getattr(total, name) + getattr(part, name))
 
 
 def _die_with_parent(parent: int) -> None:

@@ -15,15 +15,13 @@ import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubegap_lint.catalog.policies import Catalog, Policy, load_catalog
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.core.errors import DataFileError, KubegapError
 from kubegap_lint.core.model import Finding, InputError, Location, Severity
-from kubegap_lint.engine.evaluate import evaluate_workload, fault_finding, key_path_of
-from kubegap_lint.engine.locate import Tracker
+from kubegap_lint.core.record import field, record
 from kubegap_lint.input.read import InputFault, ReadStats, Resource
 from kubegap_lint.input.readers import Reader
 from kubegap_lint.input.sources import Source, discover
@@ -38,7 +36,7 @@ if TYPE_CHECKING:
     from kubegap_lint.workloads.viewtypes import WorkloadView
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Tally:
     """What the summary and the exit code need: counted findings by severity, and the rest."""
 
@@ -46,7 +44,7 @@ class Tally:
     suppressed: int
 
 
-@dataclass
+@record
 class LintResult:
     """The outcome of a run. Findings and estimates live in stores that spill to disk past a
     few thousand (spill.py), so a report is written as it is read, in the same sorted order."""
@@ -135,7 +133,7 @@ def active_policies(catalog: Catalog, settings: Settings) -> list[Policy]:
         if selected is None and not policy.enabled:
             continue
         if policy.id in overrides:
-            from dataclasses import replace
+            from kubegap_lint.core.record import replace
 
             policy = replace(policy, severity=overrides[policy.id])
         chosen.append(policy)
@@ -163,7 +161,7 @@ class Linter:
         from kubegap_lint.catalog.patterns import policy_pattern_errors
 
         # A pattern that could backtrack for ever is refused before any input is read.
-        pattern_errors = policy_pattern_errors(self.policies, self.params)
+        pattern_errors = policy_pattern_errors(self.policies, self.params, self.params == self.catalog.params)
         if pattern_errors:
             raise DataFileError(pattern_errors)
         self.input_policies = {p.name: p for p in self.policies if p.scope == "input"}
@@ -317,7 +315,13 @@ class _Run:
         self.workloads = 0
         self._builder: ViewBuilder | None = None  # made at the first workload (start-up: an input
         # without workloads never imports the view modules)
-        self.interpreter = linter._interpreter()
+        self._interpreter: Any = None  # made at the first workload (start-up: none imports jmespath)
+
+    @property
+    def interpreter(self) -> Any:
+        if self._interpreter is None:
+            self._interpreter = self.linter._interpreter()
+        return self._interpreter
 
     @property
     def builder(self) -> ViewBuilder:
@@ -339,6 +343,8 @@ class _Run:
         if isinstance(item, InputFault):
             policy = self.linter.input_policies.get(item.rule)
             if policy is not None:
+                from kubegap_lint.engine.evaluate import fault_finding
+
                 # Matched against suppressions at the end: a directive may follow in the stream.
                 self.faults.add(fault_finding(item, policy))
             return None
@@ -386,6 +392,9 @@ class _Run:
 
             for finding in not_judged_notes(note, self.linter.workload_policies, view, resource):
                 self.findings.add(self.suppressor.apply(self.templates.map(finding, document=_document(resource)), resource))
+        from kubegap_lint.engine.evaluate import evaluate_workload, key_path_of  # not without workloads
+        from kubegap_lint.engine.locate import Tracker
+
         tracker = Tracker(self.interpreter.visit, resource.data, resource.base)  # one per resource
         for policy in self.linter.workload_policies:
             try:

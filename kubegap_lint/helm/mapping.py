@@ -13,10 +13,10 @@ import bisect
 import os
 from array import array
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from typing import Any
 
 from kubegap_lint.core.model import Finding, Location
+from kubegap_lint.core.record import replace
 from kubegap_lint.helm.charts import chart_name
 from kubegap_lint.input.read import Resource
 

@@ -9,10 +9,10 @@ engine (sdk.py), or as `helm template` when asked with --helm. Every failure bec
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kubegap_lint.core.errors import KubegapError
+from kubegap_lint.core.record import field, record
 
 if TYPE_CHECKING:
     from kubegap_lint.config.settings import ChartRender
@@ -28,7 +28,7 @@ class HelmMissing(HelmError):
     pass
 
 
-@dataclass
+@record
 class RenderOptions:
     values: list[str] = field(default_factory=list)  # -f files
     sets: list[str] = field(default_factory=list)  # --set k=v

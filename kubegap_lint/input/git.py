@@ -24,22 +24,42 @@ def _git(folder: str, *args: str) -> bytes | None:
 
 # Variables that let git find a repository other than by looking up the folders for `.git`.
 _DISCOVERY_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+# ... and those that change how far up it looks.
+_SEARCH_VARIABLES = ("GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM")
+
+
+def _nearest_git(folder: str) -> tuple[str | None, bool]:
+    """The nearest `.git` (folder or file) in the folder or a parent, or None: git would say
+    "not a git repository" (saves starting git on every run outside a work tree: about 10 ms
+    a run). And whether git's own search from `folder` must end there the same way as from any
+    other folder below it: no folder on the way is another file system (git stops at a mount
+    point) and `folder` is not inside the `.git` itself."""
+    current = os.path.realpath(folder)
+    try:
+        device = os.stat(current).st_dev
+    except OSError:
+        device = None
+    same_device = device is not None
+    while True:
+        marker = os.path.join(current, ".git")
+        if os.path.lexists(marker):
+            return marker, same_device
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None, same_device
+        current = parent
+        if same_device:
+            try:
+                same_device = os.stat(current).st_dev == device
+            except OSError:
+                same_device = False
 
 
 def _no_repository_above(folder: str) -> bool:
-    """Neither the folder nor a parent holds `.git` (folder or file), and no variable points
-    git elsewhere: git would say "not a git repository". Saves starting git on every run outside
-    a work tree (start-up: about 10 ms a run)."""
+    """Neither the folder nor a parent holds `.git`, and no variable points git elsewhere."""
     if any(os.environ.get(name) for name in _DISCOVERY_VARIABLES):
         return False
-    current = os.path.realpath(folder)
-    while True:
-        if os.path.lexists(os.path.join(current, ".git")):
-            return False
-        parent = os.path.dirname(current)
-        if parent == current:
-            return True
-        current = parent
+    return _nearest_git(folder)[0] is None
 
 
 def top_level(path: str) -> str | None:
@@ -48,12 +68,30 @@ def top_level(path: str) -> str | None:
     return _top_level(path if os.path.isdir(path) else os.path.dirname(path) or ".")
 
 
+_by_marker: dict[str, str | None] = {}
+
+
 @lru_cache(maxsize=64)
 def _top_level(folder: str) -> str | None:
-    """Asked once a folder: the 50 files of a commit in a few folders start git a few times,
-    not 50 (cached by file, each file started git)."""
-    if _no_repository_above(folder):
+    """Asked once a folder, and once a `.git` for the folders whose search ends at the same
+    one in the same way: the 50 files of a commit in 20 folders of one repository start git
+    once, not 20 times."""
+    if any(os.environ.get(name) for name in _DISCOVERY_VARIABLES):
+        return _ask_top_level(folder)
+    marker, same_way = _nearest_git(folder)
+    if marker is None:
         return None
+    real = os.path.realpath(folder)
+    shareable = same_way and not any(os.environ.get(name) for name in _SEARCH_VARIABLES) \
+        and not (real == marker or real.startswith(marker + os.sep))
+    if not shareable:
+        return _ask_top_level(folder)
+    if marker not in _by_marker:
+        _by_marker[marker] = _ask_top_level(folder)
+    return _by_marker[marker]
+
+
+def _ask_top_level(folder: str) -> str | None:
     out = _git(folder, "rev-parse", "--show-toplevel")
     top = out.decode("utf-8", "surrogateescape").strip() if out else ""
     return os.path.realpath(top) if top else None

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import gc
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from kubegap_lint.core.model import Position
+from kubegap_lint.core.record import field, record
 from kubegap_lint.input import limits
 from kubegap_lint.input.scan import Chunk
 
@@ -107,7 +107,7 @@ class PositionIndex:
         return ()
 
 
-@dataclass
+@record
 class ParseProblem:
     """A fault in the input found while parsing: becomes a KG0xx finding."""
 
@@ -116,12 +116,19 @@ class ParseProblem:
     position: Position
 
 
-@dataclass
+@record
 class ParsedDocument:
     data: Any  # None when the document could not be parsed
     positions: PositionIndex
     start: Position
     problems: list[ParseProblem] = field(default_factory=list)
+
+    def __init__(self, data: Any, positions: PositionIndex, start: Position,
+                 problems: list[ParseProblem] | None = None) -> None:  # one a document: by hand
+        self.data = data
+        self.positions = positions
+        self.start = start
+        self.problems = [] if problems is None else problems
 
 
 def _unresolved(kind: Any, value: Any, implicit: Any) -> None:

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from kubegap_lint.core.model import Position, ResourceRef
+from kubegap_lint.core.record import field, record
 from kubegap_lint.input.limits import MAX_DOCUMENT_CHARS
 from kubegap_lint.input.parse import KeyPath, PositionIndex, parse_chunk
 from kubegap_lint.input.scan import Chunk, split_documents
 from kubegap_lint.input.text import split_lines
 
 
-@dataclass
+@record
 class Resource:
     """One Kubernetes object from the input, with where it came from."""
 
@@ -35,6 +35,21 @@ class Resource:
     item_path: KeyPath | None = None  # a List item's key path, when it is not ("items", item_index)
     # ref() once made: each policy evaluated on a workload asks for it (the data is never changed)
     _ref: ResourceRef | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __init__(self, path: str, document_index: int, data: dict[str, Any], positions: PositionIndex,
+                 start: Position, helm_source: str | None = None,
+                 comments: list[tuple[int, int, str]] | None = None, item_index: int | None = None,
+                 chars: int = 0, item_path: KeyPath | None = None) -> None:  # one a resource: by hand
+        self.path = path
+        self.document_index = document_index
+        self.data = data
+        self.positions = positions
+        self.start = start
+        self.helm_source = helm_source
+        self.comments = [] if comments is None else comments
+        self.item_index = item_index
+        self.chars = chars
+        self.item_path = item_path
 
     @property
     def base(self) -> KeyPath:
@@ -80,7 +95,7 @@ class Resource:
         return ref
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class InputFault:
     """A problem in the input itself, reported under one of the KG0xx rules."""
 
@@ -92,7 +107,7 @@ class InputFault:
     helm_source: str | None = None
 
 
-@dataclass
+@record
 class ReadStats:
     files: int = 0
     documents: int = 0

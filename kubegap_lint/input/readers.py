@@ -19,10 +19,10 @@ Adding an input source: write a reader here and hand it to `Linter.run`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import IO, Protocol
 
 from kubegap_lint.core.model import InputError
+from kubegap_lint.core.record import record
 from kubegap_lint.input.read import InputFault, ReadStats, Resource, read_chunk, read_lines, read_text
 from kubegap_lint.input.scan import Chunk
 from kubegap_lint.input.sources import Source
@@ -95,7 +95,7 @@ class TextReader(_InMemory):
                 yield number, item
 
 
-@dataclass
+@record
 class Documents:
     """A contiguous run of one source's documents (split by scan.split_documents), with the
     lines of the source that were not UTF-8."""

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 
+from kubegap_lint.core.record import field, record
 from kubegap_lint.input.limits import MAX_DOCUMENT_CHARS
 
 _SOURCE_RE = re.compile(r"^#\s*Source:\s*(\S.*?)\s*$")
@@ -27,7 +27,7 @@ DIRECTIVE_MARK = "kubegap:"
 _MARKER_STARTS = "%-."  # first characters of `---`, `...` and `%` directive lines
 
 
-@dataclass
+@record
 class Chunk:
     """The raw text of one document and what the line scan learnt about it."""
 
@@ -40,6 +40,20 @@ class Chunk:
     has_content: bool = False
     explicit_start: bool = False  # opened by `---`: an empty one is still a document
     too_large: bool = False  # over limits.MAX_DOCUMENT_CHARS: its text was dropped, not kept
+
+    def __init__(self, index: int, first_line: int, text: str = "", helm_source: str | None = None,
+                 template_line: int | None = None, comments: list[tuple[int, int, str]] | None = None,
+                 has_content: bool = False, explicit_start: bool = False,
+                 too_large: bool = False) -> None:  # one a document: by hand (core/record.py)
+        self.index = index
+        self.first_line = first_line
+        self.text = text
+        self.helm_source = helm_source
+        self.template_line = template_line
+        self.comments = [] if comments is None else comments
+        self.has_content = has_content
+        self.explicit_start = explicit_start
+        self.too_large = too_large
 
 
 def _is_marker(line: str, marker: str) -> bool:

@@ -17,16 +17,16 @@ import os
 import stat
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from kubegap_lint.core.model import InputError
+from kubegap_lint.core.record import record
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN_NAME = "-"
 STDIN_DISPLAY = "<stdin>"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Source:
     """One input: its display path (as the user would type it) and where to read it from."""
 

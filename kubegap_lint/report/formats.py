@@ -8,14 +8,14 @@ and one entry here; writers import their module only when chosen, to keep start-
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kubegap_lint.core.record import record
 from kubegap_lint.engine.run import LintResult
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ReportOptions:
     colour: bool = False
     show_suppressed: bool = False
@@ -27,7 +27,7 @@ class ReportOptions:
     statistics: bool = False  # text: counts per rule instead of the findings
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Report:
     pieces: Iterable[str]
     warnings: list[str]

@@ -23,10 +23,10 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
 from typing import Any
 
 from kubegap_lint.core.model import Finding, Location, ResourceRef, Suppression
+from kubegap_lint.core.record import record, replace
 from kubegap_lint.input.parse import KeyPath, dotted
 from kubegap_lint.input.read import Resource
 from kubegap_lint.input.scan import DIRECTIVE_MARK
@@ -38,12 +38,12 @@ INVALID = "invalid-suppression"
 # Keys below a pod template that cannot hold another pod template: not walked.
 _LEAF_KEYS = frozenset({"containers", "initContainers", "ephemeralContainers", "volumes", "env",
                         "tolerations", "affinity", "resources", "openAPIV3Schema"})
-_ENTRY_RE = re.compile(r"^([A-Za-z0-9_-]+)\s*(?:\[([^\[\]]*)\])?$")
-_INLINE_RULES_RE = re.compile(
-    r"^\s*([A-Za-z0-9_-]+(?:\s*\[[^\[\]]*\])?(?:\s*,\s*[A-Za-z0-9_-]+(?:\s*\[[^\[\]]*\])?)*)(.*)$", re.S)
+# Patterns, compiled at their first use by re's own cache (start-up: most runs have no suppression).
+_ENTRY = r"^([A-Za-z0-9_-]+)\s*(?:\[([^\[\]]*)\])?$"
+_INLINE_RULES = r"^\s*([A-Za-z0-9_-]+(?:\s*\[[^\[\]]*\])?(?:\s*,\s*[A-Za-z0-9_-]+(?:\s*\[[^\[\]]*\])?)*)(.*)$"
 
 
-@dataclass
+@record
 class Directive:
     """One rule named by one suppression (a suppression naming three rules makes three)."""
 
@@ -71,7 +71,7 @@ class Directive:
         return True
 
 
-@dataclass
+@record
 class Problem:
     """A suppression that cannot work as written: reported under KG006."""
 
@@ -113,7 +113,7 @@ def parse_entries(text: str, catalog: Any) -> tuple[list[tuple[str, str, tuple[s
     entries: list[tuple[str, str, tuple[str, ...]]] = []
     problems: list[str] = []
     for written in split_entries(text):
-        match = _ENTRY_RE.match(written)
+        match = re.match(_ENTRY, written)
         if not match:
             problems.append(f"cannot read {written!r}: write a rule id or name, optionally followed by"
                             " [container, ...]")
@@ -236,7 +236,7 @@ def parse_inline(text: str) -> tuple[str, str] | None:
     if word != "ignore":
         return None
     rest = body[len(DIRECTIVE_MARK):].lstrip()[len(word):]
-    match = _INLINE_RULES_RE.match(rest)
+    match = re.match(_INLINE_RULES, rest, re.S)
     if not match or (rest and not rest[0].isspace()):
         return "", rest.strip()
     return match.group(1), match.group(2).strip().lstrip("-:—").strip()

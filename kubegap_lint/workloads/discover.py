@@ -10,10 +10,10 @@ every rule that needs neither a class nor a count.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from kubegap_lint.core.coerce import as_count
+from kubegap_lint.core.record import record
 
 # Deeper than any real CRD nests a pod template; bounds the walk on hostile input.
 _MAX_DEPTH = 40
@@ -21,7 +21,7 @@ _MAX_DEPTH = 40
 STRUCTURAL = frozenset(("template", "spec", "podTemplate", "podSpec", "templateSpec"))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Found:
     """One pod template found by the walk."""
 

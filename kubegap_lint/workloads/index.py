@@ -5,16 +5,16 @@ stays linear in the input; the facts live in facts.py's stores."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from kubegap_lint.core.record import record as value_record
 from kubegap_lint.input.read import Resource
 from kubegap_lint.store.facts import DiskFacts, MemoryFacts
 
 MAX_ENV_VALUE_CHARS = 1024
 
 
-@dataclass(frozen=True)
+@value_record(frozen=True)
 class DisruptionBudget:
     name: str | None
     namespace: str | None
@@ -25,7 +25,7 @@ class DisruptionBudget:
     line: int
 
 
-@dataclass(frozen=True)
+@value_record(frozen=True)
 class Autoscaler:
     """An HPA or KEDA ScaledObject, by the workload its scaleTargetRef names."""
     kind: str

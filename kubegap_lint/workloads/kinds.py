@@ -7,13 +7,13 @@ in their configuration with entries of the same shape.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kubegap_lint.catalog.datafile import load_validated, schema_errors
 from kubegap_lint.core.datapaths import policies_dir
 from kubegap_lint.core.errors import DataFileError
+from kubegap_lint.core.record import record
 from kubegap_lint.input.parse import PositionIndex
 
 Path_ = tuple[str, ...]
@@ -32,7 +32,7 @@ def get_path(obj: Any, path: Path_) -> Any:
     return obj
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TemplateRule:
     role: str | None
     role_key: Path_ | None
@@ -51,7 +51,7 @@ class TemplateRule:
     gpus: Path_ | None = None  # total GPUs the operator spreads over the pods (MPIJob v1alpha1)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class KindRule:
     group: str
     kind: str

@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
+from kubegap_lint.core.record import field
+from kubegap_lint.core.record import record as value_record
 from kubegap_lint.input.sources import MANIFEST_SUFFIXES, Source, _excluded
 from kubegap_lint.workloads.index import FACT_KINDS, InputIndex, fact_records
 
@@ -28,7 +29,7 @@ CACHE_NAME = "repo-facts-v1.json"
 _KIND_BYTES = tuple(kind.encode() for kind in FACT_KINDS)
 
 
-@dataclass
+@value_record
 class RepoContext:
     """The facts of the work tree's files that a run does not lint, in path order."""
 
@@ -62,15 +63,20 @@ def repository_context(paths: Iterable[str], sources: list[Source], excludes: li
         return None
     linted = {os.path.realpath(s.fs_path) for s in sources if s.fs_path is not None}
     linted |= {os.path.realpath(p) for p in paths if os.path.isfile(p)}  # --stdin-filename's file
+    # The same real path is the same file: one stat tells the files that cannot be a linted one,
+    # without realpath's lstat of every folder above each of the tree's files.
+    linted_files = {_identity(path) for path in linted} - {None}
     context = RepoContext(top)
     cache = _FactCache()
+    below = _Below()
     for name in work_tree_files(top):
         if not name.lower().endswith(MANIFEST_SUFFIXES) or any(part.startswith(".") for part in name.split("/")):
             continue
         full = os.path.join(top, name)
-        if os.path.realpath(full) in linted:
+        identity = _identity(full)
+        if (identity is None or identity in linted_files) and os.path.realpath(full) in linted:
             continue
-        display = _display(full)
+        display = below.display(full)
         if _excluded(display, excludes):
             continue
         if skip is not None and skip(full):
@@ -80,6 +86,32 @@ def repository_context(paths: Iterable[str], sources: list[Source], excludes: li
             context.files.append((display, records))
     cache.save()
     return context
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (status.st_dev, status.st_ino)
+
+
+class _Below:
+    """_display for the absolute, normalised paths of a work tree's files, without relpath's
+    two abspath calls a file: the working folder is read once."""
+
+    def __init__(self) -> None:
+        try:
+            here = os.getcwd()
+        except OSError:
+            here = None
+        self.prefix = None if here is None else (here if here.endswith(os.sep) else here + os.sep)
+
+    def display(self, path: str) -> str:
+        if self.prefix is None or os.path.normpath(path) != path:
+            return _display(path)
+        chosen = path[len(self.prefix):] if path.startswith(self.prefix) else path
+        return chosen.replace(os.sep, "/")
 
 
 def _display(path: str) -> str:
