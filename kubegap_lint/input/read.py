@@ -8,7 +8,7 @@ stops the others: it becomes an `InputFault` that the evaluate stage reports as 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from kubegap_lint.core.model import Position, ResourceRef
@@ -138,15 +138,11 @@ def read_text(
 
 def read_lines(
     path: str, lines: Iterable[str], stats: ReadStats, bad_lines: list[int] | None = None,
-    wanted: Callable[[int], bool] | None = None,
 ) -> Iterator[Resource | InputFault]:
     """Like read_text, from lines read as they come (stream.source_lines). bad_lines may grow
-    while the lines are read; it must stay in ascending order. With `wanted`, documents whose
-    index it refuses are split off but not parsed (a second reading of a stream)."""
+    while the lines are read; it must stay in ascending order."""
     bad = bad_lines if bad_lines is not None else []
     for chunk in split_documents(lines):
-        if wanted is not None and not wanted(chunk.index):
-            continue
         yield from read_chunk(path, chunk, stats, bad)
 
 
