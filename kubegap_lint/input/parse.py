@@ -321,12 +321,8 @@ class _Walker:
                             append(plain(text))
                         continue
                     child = path + (number,)
-                    start, items = item.start_mark, item.value
-                    if item.flow_style or not items:  # _end_mark's first step, written out (most end in a scalar)
-                        end = item.end_mark
-                    else:
-                        end = items[-1][1] if type(item) is _MappingNode else items[-1]
-                        end = end[3] if type(end) is tuple else _end_mark(item)
+                    start = item.start_mark
+                    end = _end_mark(item)
                     line, column = start.line, start.column
                     table[child] = (line, column, line, column, end.line, end.column)
                     new: Any = {} if type(item) is _MappingNode else []
@@ -369,12 +365,8 @@ class _Walker:
                     else:
                         obj[key] = plain(text)
                     continue
-                start, items = value_node.start_mark, value_node.value
-                if value_node.flow_style or not items:  # _end_mark's first step, written out (most end in a scalar)
-                    end = value_node.end_mark
-                else:
-                    end = items[-1][1] if type(value_node) is _MappingNode else items[-1]
-                    end = end[3] if type(end) is tuple else _end_mark(value_node)
+                start = value_node.start_mark
+                end = _end_mark(value_node)
                 table[child] = (key_mark.line, key_mark.column, start.line, start.column, end.line, end.column)
                 new = {} if type(value_node) is _MappingNode else []
                 known = memo.setdefault(id(value_node), new)
