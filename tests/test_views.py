@@ -286,11 +286,10 @@ def test_only_the_facts_the_active_rules_name_are_made(monkeypatch: pytest.Monke
 
 
 def test_a_policy_not_from_the_catalog_gets_every_fact(tmp_path: Path) -> None:
-    import dataclasses
-
+    from kubegap_lint.core.record import replace
     from kubegap_lint.engine.evaluate import view_needs
 
     policies = Linter(Settings(select=["KG301"])).workload_policies
     assert view_needs(policies) is not None
-    moved = [dataclasses.replace(policies[0], path=str(tmp_path / "KG301-x.yaml"))]
+    moved = [replace(policies[0], path=str(tmp_path / "KG301-x.yaml"))]
     assert view_needs(moved) is None

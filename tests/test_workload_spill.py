@@ -7,13 +7,13 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import EXAMPLES, run_cli
 
+from kubegap_lint.core.record import replace
 from kubegap_lint.input import stream
 from kubegap_lint.store import records
 
