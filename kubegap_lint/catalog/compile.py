@@ -288,9 +288,7 @@ class Compiler:
                 if not isinstance(items, list):
                     return None
                 collected = [item for item in items if item is not None]
-                budget.produced += len(collected)
-                if budget.produced > budget.limit:
-                    budget.over_budget()
+                _spend(budget, len(collected))
                 return collected
 
             return project_all
@@ -339,9 +337,7 @@ class Compiler:
                 current = item if plain else step(item)
                 if current is not None:
                     collected.append(current)
-            budget.produced += len(collected)
-            if budget.produced > budget.limit:
-                budget.over_budget()
+            _spend(budget, len(collected))
             return collected
 
         return project_filtered
@@ -360,9 +356,7 @@ class Compiler:
                     merged.extend(item)
                 else:
                     merged.append(item)
-            budget.produced += len(merged)
-            if budget.produced > budget.limit:
-                budget.over_budget()
+            _spend(budget, len(merged))
             return merged
 
         return flatten
@@ -377,9 +371,7 @@ class Compiler:
             if value is None:
                 return None
             selected = [part(value) for part in parts]
-            budget.produced += size
-            if budget.produced > budget.limit:
-                budget.over_budget()
+            _spend(budget, size)
             return selected
 
         return select_list
@@ -395,9 +387,7 @@ class Compiler:
             collected: Any = make()
             for key, part in parts:
                 collected[key] = part(value)
-            budget.produced += len(collected)
-            if budget.produced > budget.limit:
-                budget.over_budget()
+            _spend(budget, len(collected))
             return collected
 
         return select_dict
@@ -416,9 +406,7 @@ class Compiler:
             value, size = constant[0], len(constant[0]) if isinstance(constant[0], (list, dict, str)) else 0
 
             def parameter(_: Any) -> Any:
-                budget.produced += size
-                if budget.produced > budget.limit:
-                    budget.over_budget()
+                _spend(budget, size)
                 return value
 
             return parameter
@@ -429,9 +417,7 @@ class Compiler:
         def counted_call(value: Any) -> Any:
             result = call(value)
             if isinstance(result, (list, dict, str)):
-                budget.produced += len(result)
-                if budget.produced > budget.limit:
-                    budget.over_budget()
+                _spend(budget, len(result))
             return result
 
         return counted_call
@@ -529,6 +515,14 @@ def _same(value: Any) -> Any:
     return value
 
 
+def _spend(budget: Any, count: int) -> None:
+    """Count `count` values a node built against the search's bound (one call a node, not a
+    value: the bound is issue 19's MAX_VALUES, stopped as the bounded interpreter stops it)."""
+    budget.produced += count
+    if budget.produced > budget.limit:
+        budget.over_budget()
+
+
 def _collect(step: Evaluator, items: Iterable[Any], budget: Any) -> list[Any]:
     """Each item through step, nulls left out: what every projection returns, counted."""
     collected = []
@@ -536,9 +530,7 @@ def _collect(step: Evaluator, items: Iterable[Any], budget: Any) -> list[Any]:
         current = step(item)
         if current is not None:
             collected.append(current)
-    budget.produced += len(collected)
-    if budget.produced > budget.limit:
-        budget.over_budget()
+    _spend(budget, len(collected))
     return collected
 
 
