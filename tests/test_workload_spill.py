@@ -103,7 +103,7 @@ def test_a_lists_items_share_their_document_once_spilled(monkeypatch) -> None:
     assert [rule for _, rule in back] == ["rule"] * 4
     assert all(b.positions is back[0][0].positions for b, _ in back)  # one PositionIndex, as parsed
     for (resource, _), original in zip(back, items, strict=True):
-        assert resource.positions.table == original.positions.table
+        assert resource.positions.entries() == original.positions.entries()
         assert resource.positions.offset == original.positions.offset
         assert replace(resource, positions=None) == replace(original, positions=None)
         assert resource.base == original.base and resource.ref() == original.ref()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import re
+from array import array
 from typing import Any
 
 from kubegap_lint.core.model import Position
@@ -48,63 +49,165 @@ def dotted(path: KeyPath) -> str:
     return text
 
 
-# Each entry is six 0-based numbers: the key's line and column (the item's own start for list
-# items and the root), the value's start and its end. A tuple of small ints (lines are counted
-# within the document, so most are below 257 and shared) costs less to build than one packed
-# int (measured: the shifts cost more than the parse) and is about as small.
+# One record a node, in the order the walker meets them: its key (a mapping key, a list index;
+# None for the root) in `keys`, and eight 0-based numbers in `numbers`: the key's line and
+# column (the item's own start for list items and the root), the value's start, its end, and
+# the span [first, end) of the records of its children. A container's children are met
+# together (the walker records them all when it takes the container from its stack), so they
+# are one span: a path is found by walking the spans from the root, with no tuple a node.
+# (Measured on the 10k stream against one dict from path tuples to six-int tuples: the walk
+# builds no path, the spill writes one list of shared key strings and packed numbers, and
+# freeing a document frees three objects.)
+WIDTH = 8
 Entry = tuple[int, int, int, int, int, int]
+_MERGED = -1  # key line of a record that holds no entry: a merged mapping walked in its place
 
 
 class PositionIndex:
     """Where every key and every value of one document is, addressed by key path.
 
-    One dict from path tuples to six numbers (see `Entry`): a scalar is located as well as a
-    container, and nothing depends on the identity of the parsed objects, so a view or a copy
-    of the data locates like the original. Paths whose node came from a merge key or through
-    an alias are absent: their nearest recorded parent stands for them.
+    A scalar is located as well as a container, and nothing depends on the identity of the
+    parsed objects, so a view or a copy of the data locates like the original. Paths whose
+    node came from a merge key or through an alias are absent: their nearest recorded parent
+    stands for them.
+
+    A document whose records do not form one tree of distinct paths (a key repeated in a
+    mapping, or a merged mapping first met at its merge key) is `irregular`: it is answered
+    from a dict of path tuples, built at its first query by replaying the records in order,
+    so that a later record for the same path replaces an earlier one, as they were written.
     """
 
-    __slots__ = ("table", "offset")
+    __slots__ = ("keys", "numbers", "offset", "irregular", "_table")
 
     def __init__(self, line_offset: int = 0) -> None:
-        self.table: dict[KeyPath, Entry] = {}
+        self.keys: list[str | int | None] = []
+        self.numbers = array("i")
         self.offset = line_offset  # lines before the document's chunk in its file
+        self.irregular = False
+        self._table: dict[KeyPath, int] | None = None  # path -> record, built on demand
 
-    def _unpack(self, path: KeyPath) -> Entry | None:
-        return self.table.get(path)
+    # Plain data for a spill (store/records.py: marshal): the keys are the data's own strings,
+    # so a record holding both writes each once.
+    def to_record(self) -> tuple[Any, ...]:
+        return (self.keys, self.numbers.tobytes(), self.offset, self.irregular)
+
+    @classmethod
+    def from_record(cls, record: tuple[Any, ...]) -> PositionIndex:
+        keys, numbers, offset, irregular = record
+        index = cls(offset)
+        index.keys = keys
+        index.numbers.frombytes(numbers)
+        index.irregular = irregular
+        return index
+
+    def _replayed(self) -> dict[KeyPath, int]:
+        table = self._table
+        if table is None:
+            table = {}
+            keys, numbers = self.keys, self.numbers
+            paths: list[KeyPath] = [()] * len(keys)
+            for record, path in enumerate(paths):
+                at = record * WIDTH
+                if numbers[at] != _MERGED:
+                    table[path] = record
+                for child in range(numbers[at + 6], numbers[at + 7]):  # children come later
+                    paths[child] = (*path, keys[child])  # type: ignore[arg-type]  # only the root's is None
+            self._table = table
+        return table
+
+    def _walked(self, path: KeyPath) -> tuple[int, int]:
+        """How many leading segments of path are recorded, and the record of the last of them
+        (-1 when the document has none)."""
+        keys = self.keys
+        if not keys:
+            return 0, -1
+        numbers = self.numbers
+        if not self.irregular:
+            record = 0
+            for depth, segment in enumerate(path):
+                at = record * WIDTH + 6
+                first, end = numbers[at], numbers[at + 1]
+                kind = type(segment)
+                if kind is int:
+                    child = first + segment  # type: ignore[operator]
+                    if not first <= child < end or keys[child] != segment:
+                        return depth, record
+                elif kind is str:
+                    try:
+                        child = keys.index(segment, first, end)
+                    except ValueError:
+                        return depth, record
+                else:  # a bool or another type equal to an index: as a dict would compare it
+                    break
+                record = child
+            else:
+                return len(path), record
+        table = self._replayed()
+        for length in range(len(path), -1, -1):
+            found = table.get(path[:length])
+            if found is not None:
+                return length, found
+        return 0, -1
+
+    def _find(self, path: KeyPath) -> int:
+        length, record = self._walked(path)
+        return record if length == len(path) else -1
+
+    def entry(self, path: KeyPath) -> Entry | None:
+        """The six numbers of path's node (0-based lines within the document), or None."""
+        record = self._find(path)
+        if record < 0:
+            return None
+        at = record * WIDTH
+        return tuple(self.numbers[at:at + 6])  # type: ignore[return-value]
+
+    def entries(self) -> dict[KeyPath, Entry]:
+        """Every recorded path with its six numbers, in the order first recorded."""
+        numbers = self.numbers
+        return {path: tuple(numbers[r * WIDTH:r * WIDTH + 6])  # type: ignore[misc]
+                for path, r in self._replayed().items()}
 
     def __contains__(self, path: KeyPath) -> bool:
-        return path in self.table
+        return self._find(path) >= 0
 
     def key(self, path: KeyPath) -> Position | None:
         """Where the key holding the node starts (a list item or the root: where it starts)."""
-        fields = self._unpack(path)
-        return None if fields is None else Position(fields[0] + 1 + self.offset, fields[1] + 1)
+        record = self._find(path)
+        if record < 0:
+            return None
+        at = record * WIDTH
+        return Position(self.numbers[at] + 1 + self.offset, self.numbers[at + 1] + 1)
 
     def start(self, path: KeyPath) -> Position | None:
         """Where the value starts."""
-        fields = self._unpack(path)
-        return None if fields is None else Position(fields[2] + 1 + self.offset, fields[3] + 1)
+        record = self._find(path)
+        if record < 0:
+            return None
+        at = record * WIDTH
+        return Position(self.numbers[at + 2] + 1 + self.offset, self.numbers[at + 3] + 1)
 
     def end(self, path: KeyPath) -> Position | None:
         """Just past the value's last character (exclusive column, as SARIF's endColumn)."""
-        fields = self._unpack(path)
-        return None if fields is None else Position(fields[4] + 1 + self.offset, fields[5] + 1)
+        record = self._find(path)
+        if record < 0:
+            return None
+        at = record * WIDTH
+        return Position(self.numbers[at + 4] + 1 + self.offset, self.numbers[at + 5] + 1)
 
     def last_line(self, path: KeyPath) -> int | None:
         """The last line holding the node's text (a block ends where the next token starts)."""
-        fields = self._unpack(path)
-        if fields is None:
+        record = self._find(path)
+        if record < 0:
             return None
-        line = fields[4] if fields[5] or fields[4] == fields[2] else fields[4] - 1
+        at = record * WIDTH
+        numbers = self.numbers
+        line = numbers[at + 4] if numbers[at + 5] or numbers[at + 4] == numbers[at + 2] else numbers[at + 4] - 1
         return line + 1 + self.offset
 
     def nearest(self, path: KeyPath) -> KeyPath:
         """The longest prefix of `path` that is recorded (() when none is)."""
-        for length in range(len(path), 0, -1):
-            if path[:length] in self.table:
-                return path[:length]
-        return ()
+        length = self._walked(path)[0]
+        return path if length == len(path) else path[:length]
 
 
 @record
@@ -273,7 +376,7 @@ def _end_mark(node: Any) -> Any:
 
 class _Walker:
     """Turns a node graph into plain data without recursion, so depth is never a limit, and
-    records the position of every key and value by its key path."""
+    records the position of every key and value (see `PositionIndex`)."""
 
     def __init__(self, line_offset: int) -> None:
         self.offset = line_offset
@@ -288,30 +391,40 @@ class _Walker:
         """The data of the node graph under root. One loop, its steps written out in it: this
         runs for every value of every document, and a method call per value costs more than the
         rest of its step (measured)."""
-        table = self.index.table
+        index = self.index
+        keys = index.keys
+        numbers: list[int] = []  # filled as a list (the cheapest to extend), packed at the end
+        add_key, add = keys.append, numbers.extend
         start = root[2] if type(root) is tuple else root.start_mark
         end = _end_mark(root)
-        table[()] = (start.line, start.column, start.line, start.column, end.line, end.column)
+        add_key(None)
+        add((start.line, start.column, start.line, start.column, end.line, end.column, 0, 0))
         if type(root) is tuple:
+            index.numbers = array("i", numbers)
             return _scalar(root)
         special, number_start, plain, scalar = _SPECIAL, _NUMBER_START, _plain, _scalar
         # The data built for each collection node, by id: a node met again came through an
         # alias and shares its data (and is not walked again).
         memo: dict[int, Any] = {}
         merges: list[tuple[Any, dict[str, Any], list[Any]]] = []
-        aliased = False
+        aliased = irregular = False
+        seen: dict[Any, int] = {}
+        seen_in, seen_upto = -1, 0  # where repeated keys of one mapping were looked up
         result: Any = {} if type(root) is _MappingNode else []
         memo[id(root)] = result
-        stack: list[tuple[Any, Any, KeyPath]] = [(root, result, ())]
+        stack: list[tuple[Any, Any, int]] = [(root, result, 0)]  # node, its data, its record
         while stack:
-            node, obj, path = stack.pop()
+            node, obj, record = stack.pop()
+            first = len(keys)
+            numbers[record * WIDTH + 6] = first
             if type(obj) is list:
                 append = obj.append
                 for number, item in enumerate(node.value):
+                    add_key(number)
                     if type(item) is tuple:
                         tag, text, start, end, style = item
                         line, column = start.line, start.column
-                        table[path + (number,)] = (line, column, line, column, end.line, end.column)
+                        add((line, column, line, column, end.line, end.column, 0, 0))
                         # Plain untagged scalars are most values: resolved here, without a call.
                         if tag is not None:
                             append(scalar(item))
@@ -320,18 +433,18 @@ class _Walker:
                         else:
                             append(plain(text))
                         continue
-                    child = path + (number,)
                     start = item.start_mark
                     end = _end_mark(item)
                     line, column = start.line, start.column
-                    table[child] = (line, column, line, column, end.line, end.column)
+                    add((line, column, line, column, end.line, end.column, 0, 0))
                     new: Any = {} if type(item) is _MappingNode else []
                     known = memo.setdefault(id(item), new)
                     if known is new:
-                        stack.append((item, new, child))
+                        stack.append((item, new, first + number))
                     else:
                         aliased = True
                     append(known)
+                numbers[record * WIDTH + 7] = len(keys)
                 continue
             for key_node, value_node in node.value:
                 if type(key_node) is tuple:
@@ -343,8 +456,11 @@ class _Walker:
                         else:
                             new = {} if type(value_node) is _MappingNode else []
                             merged = memo.setdefault(id(value_node), new)
-                            if merged is new:
-                                stack.append((value_node, new, path + (MERGE_KEY,)))
+                            if merged is new:  # walked here: its records hang below a record of no entry
+                                irregular = True
+                                stack.append((value_node, new, len(keys)))
+                                add_key(MERGE_KEY)
+                                add((_MERGED, 0, 0, 0, 0, 0, 0, 0))
                             else:
                                 aliased = True
                         merges.append((key_mark, obj, merged if isinstance(merged, list) else [merged]))
@@ -352,12 +468,19 @@ class _Walker:
                 else:
                     key = "<mapping key>" if type(key_node) is _MappingNode else "<sequence key>"
                     key_mark = key_node.start_mark
-                child = path + (key,)
                 if key in obj:  # obj holds this mapping's keys so far (merges come after)
-                    self.duplicate(key, table[child], key_mark)
+                    irregular = True
+                    if seen_in != record:
+                        seen_in, seen_upto, seen = record, first, {}
+                    for earlier in range(seen_upto, len(keys)):  # each record looked at once
+                        if numbers[earlier * WIDTH] != _MERGED:
+                            seen[keys[earlier]] = earlier
+                    seen_upto = len(keys)
+                    self.duplicate(key, numbers[seen[key] * WIDTH], key_mark)
+                add_key(key)
                 if type(value_node) is tuple:
                     tag, text, start, end, style = value_node
-                    table[child] = (key_mark.line, key_mark.column, start.line, start.column, end.line, end.column)
+                    add((key_mark.line, key_mark.column, start.line, start.column, end.line, end.column, 0, 0))
                     if tag is not None:
                         obj[key] = scalar(value_node)
                     elif style or (text not in special and text[0] not in number_start):
@@ -367,15 +490,18 @@ class _Walker:
                     continue
                 start = value_node.start_mark
                 end = _end_mark(value_node)
-                table[child] = (key_mark.line, key_mark.column, start.line, start.column, end.line, end.column)
+                add((key_mark.line, key_mark.column, start.line, start.column, end.line, end.column, 0, 0))
                 new = {} if type(value_node) is _MappingNode else []
                 known = memo.setdefault(id(value_node), new)
                 if known is new:
-                    stack.append((value_node, new, child))
+                    stack.append((value_node, new, len(keys) - 1))
                 else:
                     aliased = True
                 obj[key] = known
+            numbers[record * WIDTH + 7] = len(keys)
         self.aliased = aliased
+        index.irregular = irregular
+        index.numbers = array("i", numbers)
         # Merge after filling, in text order: an anchor is defined before it is used, so a
         # merged mapping's own merges are applied before it is merged elsewhere. Keys already
         # present (explicit, or from an earlier source) win, as YAML's merge key says.
@@ -387,12 +513,13 @@ class _Walker:
                             target[k] = v
         return result
 
-    def duplicate(self, key: str, first: Entry, key_mark: Any) -> None:
-        """Report a key met again in one mapping; `first` is the entry of its last occurrence."""
+    def duplicate(self, key: str, first_line: int, key_mark: Any) -> None:
+        """Report a key met again in one mapping; `first_line` (0-based) is the line of its
+        occurrence recorded last."""
         self.problems.append(
             ParseProblem(
                 "yaml-duplicate-key",
-                f"key '{key}' is repeated in this mapping (first at line {first[0] + 1 + self.offset});"
+                f"key '{key}' is repeated in this mapping (first at line {first_line + 1 + self.offset});"
                 " Kubernetes keeps the last value and silently drops the first",
                 self.pos(key_mark),
             )

@@ -247,8 +247,8 @@ class PendingWorkloads:
 # A spilled workload is plain data: its document's part (shared by a List's items) and its own.
 def _document_record(resource: Resource) -> tuple[Any, ...]:
     positions: Any = resource.positions
-    if type(positions) is PositionIndex:  # its state is plain data (a dict of tuples, an int)
-        positions = tuple(getattr(positions, name) for name in PositionIndex.__slots__)
+    if type(positions) is PositionIndex:  # its state as plain data: a list of keys, bytes, an int, a bool
+        positions = positions.to_record()
     return (resource.path, resource.document_index, positions, resource.helm_source, resource.comments,
             resource.chars)
 
@@ -260,9 +260,7 @@ def _item_record(resource: Resource) -> tuple[Any, ...]:
 def _document_from_record(record: tuple[Any, ...]) -> tuple[Any, ...]:
     path, document_index, positions, helm_source, comments, chars = record
     if type(positions) is tuple:
-        state, positions = positions, PositionIndex.__new__(PositionIndex)
-        for name, value in zip(PositionIndex.__slots__, state, strict=True):
-            setattr(positions, name, value)
+        positions = PositionIndex.from_record(positions)
     return (path, document_index, positions, helm_source, comments, chars)
 
 
