@@ -77,7 +77,7 @@ class PositionIndex:
     so that a later record for the same path replaces an earlier one, as they were written.
     """
 
-    __slots__ = ("keys", "numbers", "offset", "irregular", "_table")
+    __slots__ = ("keys", "numbers", "offset", "irregular", "_table", "_last")
 
     def __init__(self, line_offset: int = 0) -> None:
         self.keys: list[str | int | None] = []
@@ -87,6 +87,8 @@ class PositionIndex:
         self.offset = line_offset  # lines before the document's chunk in its file
         self.irregular = False
         self._table: dict[KeyPath, int] | None = None  # path -> record, built on demand
+        # The path `nearest` gave last, and its record: a finding asks for its key and end next.
+        self._last: tuple[KeyPath | None, int] = (None, -1)
 
     # Plain data for a spill (store/records.py: marshal): the keys are the data's own strings,
     # so a record holding both writes each once.
@@ -161,6 +163,9 @@ class PositionIndex:
         return 0, -1
 
     def _find(self, path: KeyPath) -> int:
+        last = self._last
+        if path is last[0]:
+            return last[1]
         length, record = self._walked(path)
         return record if length == len(path) else -1
 
@@ -217,8 +222,10 @@ class PositionIndex:
 
     def nearest(self, path: KeyPath) -> KeyPath:
         """The longest prefix of `path` that is recorded (() when none is)."""
-        length = self._walked(path)[0]
-        return path if length == len(path) else path[:length]
+        length, record = self._walked(path)
+        found = path if length == len(path) else path[:length]
+        self._last = (found, record)
+        return found
 
 
 @record
