@@ -318,10 +318,18 @@ def test_the_spill_record_is_plain_data_that_comes_back_the_same() -> None:
     assert again.key(("a", "x")) == Position(3, 5)
     # The keys are the data's own strings: one marshal call writes each once and reads it back shared.
     assert back[0][1] is next(iter(data))
-    (plain,) = _check(NESTED)
-    regular = PositionIndex.from_record(marshal.loads(marshal.dumps(plain.positions.to_record())))
-    assert not regular.irregular
-    _same_answers(regular, _reference(NESTED)[0])
+    # Two bytes a number when every number fits; four when one does not (a line past 65,535,
+    # or the -1 of a merge key's record).
+    far = "\n" * 70_000 + "a: [1, {b: 2}]\n"
+    for text, kind in ((NESTED, "H"), (MERGES, "i"), (far, "i")):
+        (plain,) = _check(text)
+        record = plain.positions.to_record()
+        assert record[1] == kind
+        regular = PositionIndex.from_record(marshal.loads(marshal.dumps(record)))
+        assert regular.irregular is plain.positions.irregular
+        _same_answers(regular, _reference(text)[0])
+        assert regular.to_record() == record
+    assert regular.key(("a", 1, "b")) == Position(70_001, 9)
 
 
 def test_an_unparsed_document_has_no_positions() -> None:

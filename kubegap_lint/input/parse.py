@@ -82,7 +82,8 @@ class PositionIndex:
     def __init__(self, line_offset: int = 0) -> None:
         self.keys: list[str | int | None] = []
         # A list while the document is read (building an array from it costs more than the
-        # walk's own steps: ~40 ns a number, measured); an array once read back from a spill.
+        # walk's own steps: ~40 ns a number, measured); an array (unsigned short when every
+        # number fits, else int) once read back from a spill.
         self.numbers: list[int] | array[int] = []
         self.offset = line_offset  # lines before the document's chunk in its file
         self.irregular = False
@@ -97,17 +98,20 @@ class PositionIndex:
         if type(numbers) is list:  # packed by struct at C speed (a quarter of array's cost)
             import struct
 
-            packed = struct.pack(f"{len(numbers)}i", *numbers)
+            try:  # two bytes a number when all fit (lines and columns within one document)
+                kind, packed = "H", struct.pack(f"{len(numbers)}H", *numbers)
+            except struct.error:
+                kind, packed = "i", struct.pack(f"{len(numbers)}i", *numbers)
         else:
-            packed = numbers.tobytes()  # type: ignore[union-attr]
-        return (self.keys, packed, self.offset, self.irregular)
+            kind, packed = numbers.typecode, numbers.tobytes()  # type: ignore[union-attr]
+        return (self.keys, kind, packed, self.offset, self.irregular)
 
     @classmethod
     def from_record(cls, record: tuple[Any, ...]) -> PositionIndex:
-        keys, packed, offset, irregular = record
+        keys, kind, packed, offset, irregular = record
         index = cls(offset)
         index.keys = keys
-        numbers = array("i")
+        numbers = array("H" if kind == "H" else "i")
         numbers.frombytes(packed)
         index.numbers = numbers
         index.irregular = irregular
