@@ -627,7 +627,8 @@ class ViewBuilder:
                               "volume": sub(spec_where, "volumes", volume_paths[str(mount.get("name"))])
                               if volume is not None and spec_where is not None else None},
             })
-        launchers = sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(text)})
+        launchers = sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(text)}) \
+            if "torch" in text or "accelerate" in text or "deepspeed" in text else []  # what a match holds
         container_path = f"{pod_path}.spec.{'initContainers' if init else 'containers'}[{position}]"
         needs = self.needs
         locations = container_locations(raw, mounts, where) if needs is None or "locations" in needs else []
