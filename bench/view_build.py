@@ -20,9 +20,9 @@ from typing import Any
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.engine.evaluate import view_needs
 from kubegap_lint.engine.run import Linter, _Run
-from kubegap_lint.input.sources import discover
 from kubegap_lint.input.read import ReadStats, Resource
 from kubegap_lint.input.readers import SourceReader
+from kubegap_lint.input.sources import discover
 from kubegap_lint.workloads.views import ViewBuilder
 
 

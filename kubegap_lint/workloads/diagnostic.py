@@ -117,16 +117,40 @@ def command_is_diagnostic(words: list[str], programs: list[str]) -> bool:
     return _segment_diagnostic(list(words), programs)
 
 
+# Per run, bounded: a container's verdict by its command, args, image and the programs; a
+# stream repeats its containers' commands pod after pod.
+_VERDICTS: dict[tuple[tuple[str, ...], tuple[str, ...], str | None, tuple[str, ...]], bool] = {}
+_REMEMBERED = 256
+
+
+def _words(value: object) -> tuple[str, ...]:
+    return tuple(str(v) for v in value if v is not None) if isinstance(value, list) else ()
+
+
+def _container_diagnostic(command: tuple[str, ...], args: tuple[str, ...], image: object,
+                          programs: list[str], known: tuple[str, ...]) -> bool:
+    # A non-string image names no program (image_programs), as None does.
+    key = (command, args, image if isinstance(image, str) else None, known)
+    found = _VERDICTS.get(key)
+    if found is None:
+        found = container_is_diagnostic(list(command), list(args), image, programs)
+        if sum(len(w) for w in command) + sum(len(w) for w in args) <= 4096:  # bounded, whatever the input
+            if len(_VERDICTS) >= _REMEMBERED:
+                _VERDICTS.clear()
+            _VERDICTS[key] = found
+    return found
+
+
 def diagnostic_verdict(containers: list[dict[str, object]], programs: list[str]) -> tuple[bool, bool]:
     """(diagnostic, follows) for a pod's containers: every one runs only diagnostics or idles;
     or every one only serves another pod (then the workload's other pods decide)."""
-    def words(value: object) -> list[str]:
-        return [str(v) for v in value if v is not None] if isinstance(value, list) else []
-
     if not containers:
         return False, False
-    follows = all(container_follows(words(c.get("command"))) for c in containers)
-    diagnostic = not follows and all(
-        container_is_diagnostic(words(c.get("command")), words(c.get("args")), c.get("image"), programs)
-        for c in containers)
+    commands = [_words(c.get("command")) for c in containers]
+    follows = all(container_follows(list(command)) for command in commands)
+    if follows:
+        return False, True
+    known = tuple(programs)
+    diagnostic = all(_container_diagnostic(command, _words(c.get("args")), c.get("image"), programs, known)
+                     for command, c in zip(commands, containers, strict=True))
     return diagnostic, follows

@@ -16,16 +16,19 @@ from collections.abc import Callable
 from typing import Any
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
+from kubegap_lint.core.quantity import parse_quantity
+from kubegap_lint.workloads import shellwords
 from kubegap_lint.workloads.index import selector_matches
 from kubegap_lint.workloads.keypaths import sub
 
 # torchrun flags accept both spellings (`--max-restarts`, `--max_restarts`) and `=` or a space.
+# Each with a word every match holds, looked for before the pattern runs.
 _FLAG_RE = {
-    name: re.compile(r"(?:^|\s)--" + pattern + r"(?:=|\s+)(\"[^\"]*\"|'[^']*'|[^\s;&|)]+)")
-    for name, pattern in (
-        ("nnodes", r"nnodes"),
-        ("rdzv_backend", r"rdzv[-_]backend"),
-        ("max_restarts", r"max[-_]restarts"),
+    name: (word, re.compile(r"(?:^|\s)--" + pattern + r"(?:=|\s+)(\"[^\"]*\"|'[^']*'|[^\s;&|)]+)"))
+    for name, word, pattern in (
+        ("nnodes", "nnodes", r"nnodes"),
+        ("rdzv_backend", "rdzv", r"rdzv[-_]backend"),
+        ("max_restarts", "restarts", r"max[-_]restarts"),
     )
 }
 _TORCHRUN_LAUNCHERS = frozenset(("torchrun", "torch.distributed.run", "torch.distributed.launch"))
@@ -150,8 +153,8 @@ def torchrun_flags(text: str) -> dict[str, str | None]:
     """The last value of each torchrun flag we read from a command line; None when a flag is
     given an unrendered value ($N)."""
     found: dict[str, str | None] = {}
-    for name, pattern in _FLAG_RE.items():
-        matches = pattern.findall(text)
+    for name, (word, pattern) in _FLAG_RE.items():
+        matches = pattern.findall(text) if word in text else None
         if matches:
             value = _unquote(matches[-1])
             found[name] = None if _UNRENDERED_RE.search(value) else value
@@ -221,8 +224,6 @@ def elastic_facts(view: dict[str, Any]) -> dict[str, Any] | None:
 
 def _same_quantity(a: Any, b: Any) -> bool | None:
     """Equal as Kubernetes quantities; None when either is unrendered or unreadable."""
-    from kubegap_lint.core.quantity import parse_quantity
-
     left, right = parse_quantity(a), parse_quantity(b)
     if left is None or right is None:
         return None
@@ -323,8 +324,6 @@ _SLEEP_RE = re.compile(r"(?:^|[\s;&|('\"])sleep\s+(\d+)(?:s\b|\b)")
 
 def script_words(text: str) -> list[str]:
     """The words of a command line, with each `sh -c` script split into its own words."""
-    from kubegap_lint.workloads import shellwords
-
     def split(part: str) -> list[str]:
         try:
             return shellwords.split(part)

@@ -18,10 +18,13 @@ from typing import TYPE_CHECKING, Any, cast
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
 from kubegap_lint.input.read import Resource
 from kubegap_lint.workloads import shellwords
+from kubegap_lint.workloads.diagnostic import diagnostic_verdict
 from kubegap_lint.workloads.index import InputIndex
 from kubegap_lint.workloads.keypaths import Pinned, Where, exact, sub
 from kubegap_lint.workloads.kinds import KindRule, KindTable, TemplateRule, get_path
+from kubegap_lint.workloads.placeholders import is_placeholder
 from kubegap_lint.workloads.viewfacts import add_resilience_facts, covering_mount
+from kubegap_lint.workloads.walked import walked_pods
 
 if TYPE_CHECKING:  # the view's types cost nothing at run time (workloads/viewtypes.py)
     from kubegap_lint.workloads.viewtypes import ContainerView, EnvRecord, Location, PodBudget, PodView, WorkloadView
@@ -229,7 +232,7 @@ class ViewBuilder:
         # (a stream repeats its names and, pod after pod, its command lines).
         self._gpu_names: dict[str, bool] = {}
         self._nccl_names: dict[str, bool] = {}
-        self._words: dict[str, list[str]] = {}
+        self._commands: dict[str, tuple[tuple[tuple[str, str | None], ...], tuple[str, ...], tuple[str, ...]]] = {}
         self._volumes: tuple[Any, dict[str, Any], dict[str, int]] | None = None  # the last spec's
 
     # -- accelerators -------------------------------------------------------------------
@@ -313,8 +316,6 @@ class ViewBuilder:
             pods = self._runtime_pods(resource, summary)
         if pods is None:
             pods = self._table_pods(resource, resource.data, kind_rule, summary, "", 0, resource.base)
-        from kubegap_lint.workloads.walked import walked_pods
-
         pods.extend(walked_pods(self, resource, pods, summary))
         return pods
 
@@ -509,8 +510,6 @@ class ViewBuilder:
             "budgets": self._budgets(resource.namespace, labels),
             "workload": summary,
         }
-        from kubegap_lint.workloads.diagnostic import diagnostic_verdict
-
         # Every container (sidecars too) only runs a diagnostic or idles: class diagnostic.
         pod["diagnostic"], pod["follows"] = diagnostic_verdict(
             [c["raw"] for c in containers], self.diagnostic_commands)
@@ -557,8 +556,6 @@ class ViewBuilder:
 
     def _note_placeholder(self, holder: dict[str, Any], path: tuple[str, ...], raw: Any, value: int | None) -> None:
         """Remember a count that is an unrendered placeholder, once per field (KG008)."""
-        from kubegap_lint.workloads.placeholders import is_placeholder
-
         if value is None and is_placeholder(raw):
             parent = get_path(holder, path[:-1]) if len(path) > 1 else holder
             base = "" if holder is self._count_root else self._count_base
@@ -594,8 +591,9 @@ class ViewBuilder:
                 for key, value in values.items():
                     env.setdefault(prefix + key, value)
         text = command_text(raw)
-        for name, value in script_env(text).items():
-            env.setdefault(name, _env_text(value))
+        sets, launchers, words = self._command(text)
+        for name, known in sets:
+            env.setdefault(name, known)
         accelerators = self.accelerators(raw)
         accelerators.update(self.device_claims(spec, raw, resource.namespace))
         gpus: int | None = 0
@@ -627,8 +625,6 @@ class ViewBuilder:
                               "volume": sub(spec_where, "volumes", volume_paths[str(mount.get("name"))])
                               if volume is not None and spec_where is not None else None},
             })
-        launchers = sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(text)}) \
-            if "torch" in text or "accelerate" in text or "deepspeed" in text else []  # what a match holds
         container_path = f"{pod_path}.spec.{'initContainers' if init else 'containers'}[{position}]"
         needs = self.needs
         locations = container_locations(raw, mounts, where) if needs is None or "locations" in needs else []
@@ -645,8 +641,8 @@ class ViewBuilder:
             "env": env,
             "env_entries": entries,
             "command_line": text,
-            "words": self._split(text) if text else [],
-            "launchers": launchers,
+            "words": list(words),  # each view has its own lists
+            "launchers": list(launchers),
             "accelerators": accelerators,
             "gpus": gpus if accelerators else 0,
             "mounts": mounts,
@@ -657,14 +653,18 @@ class ViewBuilder:
         }
         return cast("ContainerView", view)  # accelerator_mismatches: add_resilience_facts
 
-    def _split(self, text: str) -> list[str]:
-        """A command line's words (a copy: each view has its own list)."""
-        words = self._words.get(text)
-        if words is None:
-            words = _words(text)
+    def _command(self, text: str) -> tuple[tuple[tuple[str, str | None], ...], tuple[str, ...], tuple[str, ...]]:
+        """What a command line tells, read once per distinct line: the variables it sets (their
+        values as env text), its launchers and its words."""
+        known = self._commands.get(text)
+        if known is None:
+            sets = tuple((name, _env_text(value)) for name, value in script_env(text).items())
+            launchers = tuple(sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(text)})) \
+                if "torch" in text or "accelerate" in text or "deepspeed" in text else ()  # what a match holds
+            known = (sets, launchers, tuple(_words(text)) if text else ())
             if len(text) <= 4096:
-                _remember(self._words, text, words)
-        return list(words)
+                _remember(self._commands, text, known)
+        return known
 
     def _budgets(self, namespace: str | None, labels: dict[str, Any]) -> list[PodBudget]:
         return [{"name": budget.name, "min_available": budget.min_available,
