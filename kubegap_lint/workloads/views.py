@@ -188,17 +188,22 @@ def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[s
     paths = entry_paths or {}
     container = name_text(raw.get("name"))  # once for all the container's variables
     prefix = f"{container_path}.env."
-    return [{
-        "name": name,
-        "value": value,
-        "entry": entries.get(name),
-        "from": "env" if name in entries else "command or envFrom",
-        "role": role,
-        "container": container,
-        "container_node": raw,
-        "path": f"{prefix}{name}",
-        "key_paths": {".": paths.get(name, where), "entry": paths.get(name), "container_node": where},
-    } for name, value in env.items()]
+    records: list[EnvRecord] = []
+    for name, value in env.items():
+        entry = entries.get(name)  # an env entry is a mapping, never None
+        at = paths.get(name)  # a key path, never None
+        records.append({
+            "name": name,
+            "value": value,
+            "entry": entry,
+            "from": "env" if entry is not None else "command or envFrom",
+            "role": role,
+            "container": container,
+            "container_node": raw,
+            "path": prefix + name,
+            "key_paths": {".": where if at is None else at, "entry": at, "container_node": where},
+        })
+    return records
 
 
 def _remember(table: dict[Any, Any], key: Any, value: Any) -> Any:
