@@ -4,8 +4,10 @@
 
 Reads the file as a run does (every resource indexed, the workloads kept parsed), then builds
 the view of every workload ROUNDS times with a fresh ViewBuilder each round, as a run's
-builder would: only the facts the active rules read (engine/evaluate.view_needs), or every
-fact with `all` (what `kubegap-lint view` and keep_views build). Prints the median CPU seconds
+builder would: only the facts the active rules read (engine/evaluate.view_needs), the deferred
+ones only where a rule that reads them applies (engine/guards.py; the `applies_to` it asks is
+counted here, though a run's evaluation then reuses the answer), or every fact with `all`
+(what keep_views builds: Linter.lint_paths(..., keep_views=True)). Prints the median CPU seconds
 of one round. Run it with PYTHONPATH set to compare two checkouts on the same interpreter.
 """
 
@@ -47,11 +49,19 @@ def main() -> None:
     params = linter.params
     needs = None if every else view_needs(linter.workload_policies)
     gc.disable()  # as a run has it (engine/run.collector_paused)
+    applies = None
+    try:  # as a run's builder has it (engine/run._Run.builder), where the checkout has it
+        from kubegap_lint.engine.guards import applies_check
+    except ImportError:
+        applies_check = None  # type: ignore[assignment]
+    if applies_check is not None and needs is not None:
+        applies = applies_check(linter.workload_policies, ViewBuilder.DEFERRED, run.interpreter)
+    extra = (applies,) if applies is not None else ()
     times = []
     built = 0
     for _ in range(rounds):
         builder = ViewBuilder(run.index, params.get("gpu_resources", []), params.get("nccl_gpu_resources", []),
-                              linter.kind_table, params.get("diagnostic_commands", []), needs)
+                              linter.kind_table, params.get("diagnostic_commands", []), needs, *extra)
         start = time.process_time()
         views = [builder.workload_view(resource, rule) for resource, rule in items]
         times.append(time.process_time() - start)

@@ -663,9 +663,10 @@ FACTS = frozenset({"spread", "accelerator_mismatches", "serving", "idle", "budge
 
 def add_resilience_facts(view: dict[str, Any], gpu_patterns: list[str],
                          model_cached: Callable[[str], bool] | None = None,
-                         needs: frozenset[str] | None = None) -> None:
+                         needs: frozenset[str] | None = None, later: frozenset[str] = frozenset()) -> None:
     """Add the facts above to a workload view in place (docs/workload-view.md); of FACTS only
-    those in `needs` (None: all)."""
+    those in `needs` (None: all). Those in `later` are null here, in their place; the builder
+    makes them once the view is built (views.ViewBuilder.DEFERRED)."""
     wanted = FACTS if needs is None else FACTS & needs
     gpu_pods: int | None = 0
     for pod in view.get("pods") or []:
@@ -687,7 +688,7 @@ def add_resilience_facts(view: dict[str, Any], gpu_patterns: list[str],
     if "budgets" in wanted:
         view["budgets"] = budget_facts(view.get("pods") or [])
     if "elastic" in wanted:
-        view["elastic"] = elastic_facts(view)
+        view["elastic"] = None if "elastic" in later else elastic_facts(view)
     leader_template = view.get("kind") == "LeaderWorkerSet" and any(
         p.get("role") == "leader" for p in view.get("pods") or [])
     for pod in view.get("pods") or []:

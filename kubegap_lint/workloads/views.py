@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
@@ -23,7 +23,7 @@ from kubegap_lint.workloads.index import InputIndex
 from kubegap_lint.workloads.keypaths import Pinned, Where, exact, sub
 from kubegap_lint.workloads.kinds import KindRule, KindTable, TemplateRule, get_path
 from kubegap_lint.workloads.placeholders import is_placeholder
-from kubegap_lint.workloads.viewfacts import add_resilience_facts, covering_mount
+from kubegap_lint.workloads.viewfacts import add_resilience_facts, covering_mount, elastic_facts
 from kubegap_lint.workloads.walked import walked_pods
 
 if TYPE_CHECKING:  # the view's types cost nothing at run time (workloads/viewtypes.py)
@@ -216,14 +216,24 @@ def _remember(table: dict[Any, Any], key: Any, value: Any) -> Any:
 class ViewBuilder:
     """Builds workload views for one run; holds the parameters and the input index."""
 
+    # Facts that can wait until the rest of the view is built, and then be made only when a
+    # rule that reads them applies to the workload (`applies`, engine/guards.py).
+    DEFERRED = frozenset({"locations", "env_list", "elastic"})
+
     def __init__(self, index: InputIndex, gpu_resources: list[str], nccl_resources: list[str],
                  kind_table: KindTable | None = None, diagnostic_commands: list[str] | None = None,
-                 needs: frozenset[str] | None = None) -> None:
+                 needs: frozenset[str] | None = None,
+                 applies: Callable[[dict[str, Any], str], bool] | None = None) -> None:
         self.index = index
         # The keys the active rules name (engine/evaluate.view_needs): the costlier facts no
         # rule reads are not made (viewfacts.FACTS, and containers' locations and env_list);
         # None makes every one (a user's policy, or views kept for the caller).
         self.needs = needs
+        # With `applies` (only with `needs`), the DEFERRED facts are made last, each only when
+        # applies(view, fact); else [] (the containers') or null (`elastic`), as if unread.
+        self.applies = applies if needs is not None else None
+        self._later = self.DEFERRED & needs if applies is not None and needs is not None else frozenset()
+        self._pending: list[tuple[str, Callable[[], Any], dict[str, Any]]] = []  # (fact, make, holder)
         self.gpu_patterns = list(gpu_resources)
         self.nccl_patterns = list(nccl_resources)
         self.kind_table = kind_table  # reads resources embedded in others (Katib trialSpec)
@@ -632,9 +642,13 @@ class ViewBuilder:
             })
         container_path = f"{pod_path}.spec.{'initContainers' if init else 'containers'}[{position}]"
         needs = self.needs
-        locations = container_locations(raw, mounts, where) if needs is None or "locations" in needs else []
-        env_list = (env_records(raw, env, entries, container_path, role, where, entry_paths)
-                    if needs is None or "env_list" in needs else [])
+        later = self._later
+        locations: list[Location] = []
+        if "locations" not in later and (needs is None or "locations" in needs):
+            locations = container_locations(raw, mounts, where)
+        env_list: list[EnvRecord] = []
+        if "env_list" not in later and (needs is None or "env_list" in needs):
+            env_list = env_records(raw, env, entries, container_path, role, where, entry_paths)
         view = {
             "name": name_text(raw.get("name")),
             "index": position,
@@ -656,6 +670,12 @@ class ViewBuilder:
             "raw": raw,
             "key_paths": {".": where, "raw": where, "env_entries": entry_paths},
         }
+        if later:  # made at the end of workload_view when a rule that reads them applies
+            if "locations" in later:
+                self._pending.append(("locations", lambda: container_locations(raw, mounts, where), view))
+            if "env_list" in later:
+                self._pending.append(("env_list", lambda: env_records(raw, env, entries, container_path, role,
+                                                                      where, entry_paths), view))
         return cast("ContainerView", view)  # accelerator_mismatches: add_resilience_facts
 
     def _command(self, text: str) -> tuple[tuple[tuple[str, str | None], ...], tuple[str, ...], tuple[str, ...]]:
@@ -698,6 +718,7 @@ class ViewBuilder:
         self.claim_names = {str(as_dict(as_dict(c).get("metadata")).get("name")) for c in claim_templates}
         self.read_nodes = set()
         self.placeholders = []
+        self._pending = []
         pod_rules = self.pod_views(resource, rule, summary)
         pods = [pod for pod, _ in pod_rules]
         if not pods:
@@ -778,5 +799,19 @@ class ViewBuilder:
         base = resource.base
         view["key_paths"] = {".": base, "resource": base, "labels": (*base, "metadata", "labels"),
                              "annotations": (*base, "metadata", "annotations")}
-        add_resilience_facts(view, self.gpu_patterns, self.index.model_cached, self.needs)
+        add_resilience_facts(view, self.gpu_patterns, self.index.model_cached, self.needs, self._later)
+        if self._later:
+            self._add_deferred(view)
         return cast("WorkloadView", view)
+
+    def _add_deferred(self, view: dict[str, Any]) -> None:
+        """The DEFERRED facts, now that the rest of the view is built: each made when a rule
+        that reads it applies to the workload, else left empty (no rule that applies reads it)."""
+        assert self.applies is not None
+        wanted = {fact: self.applies(view, fact) for fact in sorted(self._later)}
+        if wanted.get("elastic"):
+            view["elastic"] = elastic_facts(view)
+        for fact, make, holder in self._pending:
+            if wanted[fact]:
+                holder[fact] = make()
+        self._pending = []
