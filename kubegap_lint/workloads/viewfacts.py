@@ -267,17 +267,36 @@ def accelerator_mismatches(raw: dict[str, Any], patterns: list[str]) -> list[dic
 _STEP_RE = re.compile(r"^([^\[\]]+)((?:\[\d+\])*)$")
 
 
+_STEPS: dict[str, tuple[tuple[str, tuple[int, ...]] | None, ...]] = {}  # bounded: view paths repeat
+
+
+def _steps(dotted: str) -> tuple[tuple[str, tuple[int, ...]] | None, ...]:
+    """A view path's steps: (key, list indexes), or None for a step that is not one."""
+    found = _STEPS.get(dotted)
+    if found is None:
+        steps = []
+        for step in dotted.split("."):
+            match = _STEP_RE.match(step)
+            steps.append(None if match is None else
+                         (match.group(1), tuple(int(i) for i in re.findall(r"\[(\d+)\]", match.group(2)))))
+        found = tuple(steps)
+        if len(dotted) <= 1024:
+            if len(_STEPS) >= 1024:
+                _STEPS.clear()
+            _STEPS[dotted] = found
+    return found
+
+
 def _follow(data: Any, dotted: str) -> Any:
     """Follow a view path such as `spec.replicatedJobs[0].template` into the resource."""
     node = data
-    for step in dotted.split("."):
-        match = _STEP_RE.match(step)
-        if match is None or not isinstance(node, dict):
+    for step in _steps(dotted):
+        if step is None or not isinstance(node, dict):
             return None
-        node = node.get(match.group(1))
-        for index in re.findall(r"\[(\d+)\]", match.group(2)):
+        node = node.get(step[0])
+        for index in step[1]:
             items = as_list(node)
-            node = items[int(index)] if int(index) < len(items) else None
+            node = items[index] if index < len(items) else None
     return node
 
 

@@ -68,13 +68,15 @@ def command_text(container: dict[str, Any]) -> str:
 def script_env(text: str) -> dict[str, str | None]:
     """Variables a command line sets: `export X=1`, `X=1 cmd`, and `mpirun -x X[=1]`."""
     found: dict[str, str | None] = {}
-    for match in _EXPORT_RE.finditer(text):
-        value = match.group(2)
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        found[match.group(1)] = value
-    for match in _MPI_X_RE.finditer(text):
-        found.setdefault(match.group(1), match.group(2))
+    if "=" in text:  # what every assignment holds
+        for match in _EXPORT_RE.finditer(text):
+            value = match.group(2)
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+                value = value[1:-1]
+            found[match.group(1)] = value
+    if "-x" in text:
+        for match in _MPI_X_RE.finditer(text):
+            found.setdefault(match.group(1), match.group(2))
     return found
 
 
@@ -586,6 +588,7 @@ class ViewBuilder:
         env: dict[str, str | None] = {}
         entries: dict[str, Any] = {}
         entry_paths: dict[str, Where] = {}
+        pinned = isinstance(where, Pinned)  # sub(where, "env", number), once for all the entries
         for number, entry in enumerate(as_list(raw.get("env"))):
             if isinstance(entry, dict) and isinstance(entry.get("name"), str):
                 name = entry["name"]
@@ -597,7 +600,7 @@ class ViewBuilder:
                 else:
                     env[name] = _env_text(value)
                 entries[name] = entry
-                entry_paths[name] = sub(where, "env", number)
+                entry_paths[name] = where if pinned else (*where, "env", number)
         for source in as_list(raw.get("envFrom")):
             config_ref = as_dict(as_dict(source).get("configMapRef"))
             if isinstance(config_ref.get("name"), str):
