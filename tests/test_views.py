@@ -293,3 +293,87 @@ def test_a_policy_not_from_the_catalog_gets_every_fact(tmp_path: Path) -> None:
     assert view_needs(policies) is not None
     moved = [replace(policies[0], path=str(tmp_path / "KG301-x.yaml"))]
     assert view_needs(moved) is None
+
+
+def _lean_views(monkeypatch: pytest.MonkeyPatch, select: list[str], text: str) -> list[dict]:
+    """The views a run builds for its rules (not kept: the builder's own)."""
+    from kubegap_lint.workloads import views
+
+    built: list[dict] = []
+    original = views.ViewBuilder.workload_view
+
+    def keep(self, resource, rule):  # type: ignore[no-untyped-def]
+        view = original(self, resource, rule)
+        built.append(view)
+        return view
+
+    monkeypatch.setattr(views.ViewBuilder, "workload_view", keep)
+    Linter(Settings(select=select)).lint_texts([("m.yaml", text)])
+    return built
+
+
+_ENV = """
+          env: [{name: NCCL_DEBUG, value: INFO}]
+          volumeMounts: [{name: c, mountPath: /ckpt}]
+      volumes: [{name: c, emptyDir: {}}]
+"""
+
+
+def test_deferred_facts_are_made_only_where_a_rule_that_reads_them_applies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """locations (KG202: training && has_gpu), env_list (KG305: distributed_pytorch && nccl_gpu)
+    and elastic (KG401) wait for the rest of the view; a serving Deployment gets none of them,
+    a one-pod GPU Job the locations its checkpoint rule reads, a two-pod torchrun job all three."""
+    from conftest import GPU_DEPLOYMENT, GPU_JOB
+
+    job = GPU_JOB + _ENV
+    torchrun = job.replace("image: registry.example/t:1", "image: registry.example/t:1\n          "
+                           "command: [torchrun, '--nnodes=1:2', --nproc-per-node=8, train.py]")
+    torchrun = torchrun.replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 8").replace(
+        "spec:\n  template:", "spec:\n  parallelism: 2\n  template:")  # KG401: more than one pod
+    serving = GPU_DEPLOYMENT + _ENV
+    select = ["KG202", "KG305", "KG401"]
+    (served,) = _lean_views(monkeypatch, select, serving)
+    (trained,) = _lean_views(monkeypatch, select, job)
+    (launched,) = _lean_views(monkeypatch, select, torchrun)
+    container = served["pods"][0]["containers"][0]
+    assert (container["locations"], container["env_list"], served["elastic"]) == ([], [], None)
+    container = trained["pods"][0]["containers"][0]
+    assert [(x["path"], x["from"], x["covered"]) for x in container["locations"]] == [("/ckpt", "volumeMounts", True)]
+    assert container["env_list"] == [] and trained["elastic"] is None and not trained["distributed_pytorch"]
+    container = launched["pods"][0]["containers"][0]
+    assert [x["name"] for x in container["env_list"]] == ["NCCL_DEBUG"]
+    assert launched["elastic"] == {"source": "torchrun", "min_nodes": 1, "max_nodes": 2, "max_restarts": 0}
+    # Kept views hold every fact, made at once, whatever applies.
+    (kept,) = Linter(Settings(select=select)).lint_texts([("m.yaml", serving)], keep_views=True).views
+    assert [x["name"] for x in kept["pods"][0]["containers"][0]["env_list"]] == ["NCCL_DEBUG"]
+    assert [x["path"] for x in kept["pods"][0]["containers"][0]["locations"]] == ["/ckpt"]
+
+
+def test_a_fact_whose_reader_applies_on_a_deferred_fact_is_made_at_once() -> None:
+    """A rule whose applies_to reads a deferred fact would be asked before the fact is made:
+    every fact it reads is made with the view (engine/guards.fact_guards)."""
+    from kubegap_lint.catalog.policies import load_catalog
+    from kubegap_lint.core.record import replace
+    from kubegap_lint.engine.guards import fact_guards
+    from kubegap_lint.workloads.views import ViewBuilder
+
+    policies = {p.id: p for p in load_catalog().policies}
+    guards = fact_guards([policies["KG202"], policies["KG305"]], ViewBuilder.DEFERRED)
+    assert {fact: len(found) for fact, found in guards.items()} == {"locations": 1, "env_list": 1, "elastic": 0}
+    # KG401 reads `elastic` in its violation; with KG202's applies_to standing in as one that
+    # reads `env_list`, both of the reader's facts must be made at once.
+    reads_env = replace(policies["KG401"], applies_to=policies["KG305"].for_each)
+    guards = fact_guards([reads_env, policies["KG202"]], ViewBuilder.DEFERRED)
+    assert set(guards) == {"locations"}
+
+
+def test_every_rule_at_once_finds_the_same_with_deferred_facts() -> None:
+    """All the built-in rules together (the deferred facts in play) against kept views (every
+    fact made at once): the same findings and errors on the examples and the shared corpus."""
+    from conftest import CORPUS, EXAMPLES
+
+    linter = Linter(Settings())
+    for path in (EXAMPLES, CORPUS):
+        lean, full = linter.lint_paths([str(path)]), linter.lint_paths([str(path)], keep_views=True)
+        assert list(lean.iter_findings()) == list(full.iter_findings())
+        assert [e.display() for e in lean.errors] == [e.display() for e in full.errors]

@@ -333,9 +333,14 @@ class _Run:
 
             # Only the facts the active rules read; every one when the caller keeps the views.
             needs = None if self.keep_views else view_needs(self.linter.workload_policies)
+            applies = None
+            if needs is not None:  # some facts made only when a rule that reads them applies
+                from kubegap_lint.engine.guards import applies_check
+
+                applies = applies_check(self.linter.workload_policies, ViewBuilder.DEFERRED, self.interpreter)
             self._builder = ViewBuilder(self.index, params.get("gpu_resources", []),
                                         params.get("nccl_gpu_resources", []), self.linter.kind_table,
-                                        params.get("diagnostic_commands", []), needs)
+                                        params.get("diagnostic_commands", []), needs, applies)
         return self._builder
 
     def take(self, item: Resource | InputFault) -> KindRule | None:

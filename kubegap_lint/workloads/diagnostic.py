@@ -29,6 +29,7 @@ _PREFIX = frozenset(("while", "until", "do", "done", "then", "else", "fi", "if",
 _WRAPPERS = frozenset(("mpirun", "mpiexec", "orterun", "srun", "timeout", "numactl", "taskset",
                        "stdbuf", "nice", "ionice", "chrt"))
 _WORK = ("python*", "torchrun", "accelerate", "deepspeed", "*.py", "*.sh", "java", "node")
+_UNSET: re.Pattern[str] = re.compile("")  # not in _UNIONS yet
 _SEPARATORS = re.compile(r"\n|;|&&|\|\||\||&")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -37,8 +38,19 @@ def _program(word: str) -> str:
     return posixpath.basename(word.strip("\"'()"))
 
 
+_UNIONS: dict[tuple[str, ...], re.Pattern[str] | None] = {}  # a run has one or two lists of globs
+
+
 def _matches(name: str, patterns: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+    """fnmatchcase against any of the globs, as one regular expression (fnmatch's own)."""
+    key = tuple(patterns)
+    union = _UNIONS.get(key, _UNSET)
+    if union is _UNSET:
+        union = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in key)) if key else None
+        if len(_UNIONS) >= 64:
+            _UNIONS.clear()
+        _UNIONS[key] = union
+    return union is not None and union.match(name) is not None  # type: ignore[union-attr]
 
 
 def _segment_diagnostic(words: list[str], programs: list[str]) -> bool:
@@ -65,10 +77,16 @@ def _segment_diagnostic(words: list[str], programs: list[str]) -> bool:
 
 def script_is_diagnostic(script: str, programs: list[str]) -> bool:
     """Every command of a shell script is a diagnostic, glue or idle (and there is one)."""
-    script = re.sub(r"\\\r?\n", " ", script)  # a line that ends in `\` goes on on the next
-    segments = [s.split() for s in _SEPARATORS.split(script)]
-    segments = [s for s in segments if s]
-    return bool(segments) and all(_segment_diagnostic(s, programs) for s in segments)
+    if "\\" in script:
+        script = re.sub(r"\\\r?\n", " ", script)  # a line that ends in `\` goes on on the next
+    seen = False
+    for segment in _SEPARATORS.split(script):  # split into words only as far as it is read
+        words = segment.split()
+        if words:
+            if not _segment_diagnostic(words, programs):
+                return False
+            seen = True
+    return seen
 
 
 def image_programs(image: object) -> list[str]:
@@ -117,16 +135,40 @@ def command_is_diagnostic(words: list[str], programs: list[str]) -> bool:
     return _segment_diagnostic(list(words), programs)
 
 
+# Per run, bounded: a container's verdict by its command, args, image and the programs; a
+# stream repeats its containers' commands pod after pod.
+_VERDICTS: dict[tuple[tuple[str, ...], tuple[str, ...], str | None, tuple[str, ...]], bool] = {}
+_REMEMBERED = 256
+
+
+def _words(value: object) -> tuple[str, ...]:
+    return tuple(str(v) for v in value if v is not None) if isinstance(value, list) else ()
+
+
+def _container_diagnostic(command: tuple[str, ...], args: tuple[str, ...], image: object,
+                          programs: list[str], known: tuple[str, ...]) -> bool:
+    # A non-string image names no program (image_programs), as None does.
+    key = (command, args, image if isinstance(image, str) else None, known)
+    found = _VERDICTS.get(key)
+    if found is None:
+        found = container_is_diagnostic(list(command), list(args), image, programs)
+        if sum(len(w) for w in command) + sum(len(w) for w in args) <= 4096:  # bounded, whatever the input
+            if len(_VERDICTS) >= _REMEMBERED:
+                _VERDICTS.clear()
+            _VERDICTS[key] = found
+    return found
+
+
 def diagnostic_verdict(containers: list[dict[str, object]], programs: list[str]) -> tuple[bool, bool]:
     """(diagnostic, follows) for a pod's containers: every one runs only diagnostics or idles;
     or every one only serves another pod (then the workload's other pods decide)."""
-    def words(value: object) -> list[str]:
-        return [str(v) for v in value if v is not None] if isinstance(value, list) else []
-
     if not containers:
         return False, False
-    follows = all(container_follows(words(c.get("command"))) for c in containers)
-    diagnostic = not follows and all(
-        container_is_diagnostic(words(c.get("command")), words(c.get("args")), c.get("image"), programs)
-        for c in containers)
+    commands = [_words(c.get("command")) for c in containers]
+    follows = all(container_follows(list(command)) for command in commands)
+    if follows:
+        return False, True
+    known = tuple(programs)
+    diagnostic = all(_container_diagnostic(command, _words(c.get("args")), c.get("image"), programs, known)
+                     for command, c in zip(commands, containers, strict=True))
     return diagnostic, follows

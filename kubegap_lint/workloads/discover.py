@@ -81,29 +81,53 @@ def _replicas(parent: Any) -> int | None:
     return as_count(parent.get("replicas"))
 
 
+def _unwind(data: Any, chain: Any) -> tuple[str, list[str | int], list[Any]]:
+    """The view path, key path and holders (the root first) of a place the walk reached."""
+    steps: list[str | int] = []
+    holders: list[Any] = []
+    while chain is not None:
+        chain, step, node = chain
+        steps.append(step)
+        holders.append(node)
+    steps.reverse()
+    holders.reverse()
+    path = ""
+    for step in steps:
+        path = f"{path}[{step}]" if isinstance(step, int) else _join(path, step)
+    return path, steps, [data, *holders]
+
+
+def _found(data: Any, chain: Any, node: dict[str, Any], is_template: bool,
+           where: tuple[str, list[str | int], list[Any]] | None = None) -> Found:
+    path, steps, holders = where or _unwind(data, chain)
+    parent = holders[-2] if len(holders) > 1 else None
+    return Found(path, node, is_template, _role(steps, holders), _replicas(parent), tuple(steps))
+
+
 def walk(data: Any, skip: frozenset[int] = frozenset()) -> Iterator[Found]:
     """Pod templates in `data`, outermost first, in document order; `skip` holds the ids of
     objects already read through the table (they and what they contain are not walked)."""
-    stack: list[tuple[Any, str, list[str | int], list[Any], int]] = [(data, "", [], [data], 0)]
+    # Each place holds its parent's chain (parent chain, step, node), not its paths: most of
+    # a document holds no pod, and only the places found are spelled out (_unwind).
+    stack: list[tuple[Any, int, Any]] = [(data, 0, None)]
     while stack:
-        node, path, steps, holders, depth = stack.pop()
+        node, depth, chain = stack.pop()
         if id(node) in skip or depth > _MAX_DEPTH:
             continue
         if isinstance(node, dict):
             spec = node.get("spec")
             if is_template_spec(spec) and id(spec) not in skip:
-                parent = holders[-2] if len(holders) > 1 else None
-                yield Found(path, node, True, _role(steps, holders), _replicas(parent), tuple(steps))
+                yield _found(data, chain, node, True)
                 continue
-            if is_pod_spec(node) and path != "":
-                parent = holders[-2] if len(holders) > 1 else None
-                yield Found(path, node, False, _role(steps, holders), _replicas(parent), tuple(steps))
-                continue
-            children = [(v, _join(path, str(k)), steps + [str(k)], holders + [v], depth + 1)
-                        for k, v in node.items() if isinstance(v, (dict, list))]
+            if is_pod_spec(node):
+                where = _unwind(data, chain)
+                if where[0] != "":  # the root (or a key spelt "") is not an inline pod spec
+                    yield _found(data, chain, node, False, where)
+                    continue
+            children: list[tuple[Any, int, Any]] = [
+                (v, depth + 1, (chain, str(k), v)) for k, v in node.items() if isinstance(v, (dict, list))]
         elif isinstance(node, list):
-            children = [(v, f"{path}[{i}]", steps + [i], holders + [v], depth + 1)
-                        for i, v in enumerate(node) if isinstance(v, (dict, list))]
+            children = [(v, depth + 1, (chain, i, v)) for i, v in enumerate(node) if isinstance(v, (dict, list))]
         else:
             continue
         stack.extend(reversed(children))

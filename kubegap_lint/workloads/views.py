@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
 from kubegap_lint.input.read import Resource
 from kubegap_lint.workloads import shellwords
+from kubegap_lint.workloads.diagnostic import diagnostic_verdict
 from kubegap_lint.workloads.index import InputIndex
 from kubegap_lint.workloads.keypaths import Pinned, Where, exact, sub
 from kubegap_lint.workloads.kinds import KindRule, KindTable, TemplateRule, get_path
-from kubegap_lint.workloads.viewfacts import add_resilience_facts, covering_mount
+from kubegap_lint.workloads.placeholders import is_placeholder
+from kubegap_lint.workloads.viewfacts import add_resilience_facts, covering_mount, elastic_facts
+from kubegap_lint.workloads.walked import walked_pods
 
 if TYPE_CHECKING:  # the view's types cost nothing at run time (workloads/viewtypes.py)
     from kubegap_lint.workloads.viewtypes import ContainerView, EnvRecord, Location, PodBudget, PodView, WorkloadView
@@ -65,13 +68,15 @@ def command_text(container: dict[str, Any]) -> str:
 def script_env(text: str) -> dict[str, str | None]:
     """Variables a command line sets: `export X=1`, `X=1 cmd`, and `mpirun -x X[=1]`."""
     found: dict[str, str | None] = {}
-    for match in _EXPORT_RE.finditer(text):
-        value = match.group(2)
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-            value = value[1:-1]
-        found[match.group(1)] = value
-    for match in _MPI_X_RE.finditer(text):
-        found.setdefault(match.group(1), match.group(2))
+    if "=" in text:  # what every assignment holds
+        for match in _EXPORT_RE.finditer(text):
+            value = match.group(2)
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+                value = value[1:-1]
+            found[match.group(1)] = value
+    if "-x" in text:
+        for match in _MPI_X_RE.finditer(text):
+            found.setdefault(match.group(1), match.group(2))
     return found
 
 
@@ -185,17 +190,22 @@ def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[s
     paths = entry_paths or {}
     container = name_text(raw.get("name"))  # once for all the container's variables
     prefix = f"{container_path}.env."
-    return [{
-        "name": name,
-        "value": value,
-        "entry": entries.get(name),
-        "from": "env" if name in entries else "command or envFrom",
-        "role": role,
-        "container": container,
-        "container_node": raw,
-        "path": f"{prefix}{name}",
-        "key_paths": {".": paths.get(name, where), "entry": paths.get(name), "container_node": where},
-    } for name, value in env.items()]
+    records: list[EnvRecord] = []
+    for name, value in env.items():
+        entry = entries.get(name)  # an env entry is a mapping, never None
+        at = paths.get(name)  # a key path, never None
+        records.append({
+            "name": name,
+            "value": value,
+            "entry": entry,
+            "from": "env" if entry is not None else "command or envFrom",
+            "role": role,
+            "container": container,
+            "container_node": raw,
+            "path": prefix + name,
+            "key_paths": {".": where if at is None else at, "entry": at, "container_node": where},
+        })
+    return records
 
 
 def _remember(table: dict[Any, Any], key: Any, value: Any) -> Any:
@@ -208,14 +218,24 @@ def _remember(table: dict[Any, Any], key: Any, value: Any) -> Any:
 class ViewBuilder:
     """Builds workload views for one run; holds the parameters and the input index."""
 
+    # Facts that can wait until the rest of the view is built, and then be made only when a
+    # rule that reads them applies to the workload (`applies`, engine/guards.py).
+    DEFERRED = frozenset({"locations", "env_list", "elastic"})
+
     def __init__(self, index: InputIndex, gpu_resources: list[str], nccl_resources: list[str],
                  kind_table: KindTable | None = None, diagnostic_commands: list[str] | None = None,
-                 needs: frozenset[str] | None = None) -> None:
+                 needs: frozenset[str] | None = None,
+                 applies: Callable[[dict[str, Any], str], bool] | None = None) -> None:
         self.index = index
         # The keys the active rules name (engine/evaluate.view_needs): the costlier facts no
         # rule reads are not made (viewfacts.FACTS, and containers' locations and env_list);
         # None makes every one (a user's policy, or views kept for the caller).
         self.needs = needs
+        # With `applies` (only with `needs`), the DEFERRED facts are made last, each only when
+        # applies(view, fact); else [] (the containers') or null (`elastic`), as if unread.
+        self.applies = applies if needs is not None else None
+        self._later = self.DEFERRED & needs if applies is not None and needs is not None else frozenset()
+        self._pending: list[tuple[str, Callable[[], Any], dict[str, Any]]] = []  # (fact, make, holder)
         self.gpu_patterns = list(gpu_resources)
         self.nccl_patterns = list(nccl_resources)
         self.kind_table = kind_table  # reads resources embedded in others (Katib trialSpec)
@@ -229,7 +249,7 @@ class ViewBuilder:
         # (a stream repeats its names and, pod after pod, its command lines).
         self._gpu_names: dict[str, bool] = {}
         self._nccl_names: dict[str, bool] = {}
-        self._words: dict[str, list[str]] = {}
+        self._commands: dict[str, tuple[tuple[tuple[str, str | None], ...], tuple[str, ...], tuple[str, ...]]] = {}
         self._volumes: tuple[Any, dict[str, Any], dict[str, int]] | None = None  # the last spec's
 
     # -- accelerators -------------------------------------------------------------------
@@ -313,8 +333,6 @@ class ViewBuilder:
             pods = self._runtime_pods(resource, summary)
         if pods is None:
             pods = self._table_pods(resource, resource.data, kind_rule, summary, "", 0, resource.base)
-        from kubegap_lint.workloads.walked import walked_pods
-
         pods.extend(walked_pods(self, resource, pods, summary))
         return pods
 
@@ -509,8 +527,6 @@ class ViewBuilder:
             "budgets": self._budgets(resource.namespace, labels),
             "workload": summary,
         }
-        from kubegap_lint.workloads.diagnostic import diagnostic_verdict
-
         # Every container (sidecars too) only runs a diagnostic or idles: class diagnostic.
         pod["diagnostic"], pod["follows"] = diagnostic_verdict(
             [c["raw"] for c in containers], self.diagnostic_commands)
@@ -557,8 +573,6 @@ class ViewBuilder:
 
     def _note_placeholder(self, holder: dict[str, Any], path: tuple[str, ...], raw: Any, value: int | None) -> None:
         """Remember a count that is an unrendered placeholder, once per field (KG008)."""
-        from kubegap_lint.workloads.placeholders import is_placeholder
-
         if value is None and is_placeholder(raw):
             parent = get_path(holder, path[:-1]) if len(path) > 1 else holder
             base = "" if holder is self._count_root else self._count_base
@@ -574,6 +588,7 @@ class ViewBuilder:
         env: dict[str, str | None] = {}
         entries: dict[str, Any] = {}
         entry_paths: dict[str, Where] = {}
+        pinned = isinstance(where, Pinned)  # sub(where, "env", number), once for all the entries
         for number, entry in enumerate(as_list(raw.get("env"))):
             if isinstance(entry, dict) and isinstance(entry.get("name"), str):
                 name = entry["name"]
@@ -585,7 +600,7 @@ class ViewBuilder:
                 else:
                     env[name] = _env_text(value)
                 entries[name] = entry
-                entry_paths[name] = sub(where, "env", number)
+                entry_paths[name] = where if pinned else (*where, "env", number)
         for source in as_list(raw.get("envFrom")):
             config_ref = as_dict(as_dict(source).get("configMapRef"))
             if isinstance(config_ref.get("name"), str):
@@ -594,8 +609,9 @@ class ViewBuilder:
                 for key, value in values.items():
                     env.setdefault(prefix + key, value)
         text = command_text(raw)
-        for name, value in script_env(text).items():
-            env.setdefault(name, _env_text(value))
+        sets, launchers, words = self._command(text)
+        for name, known in sets:
+            env.setdefault(name, known)
         accelerators = self.accelerators(raw)
         accelerators.update(self.device_claims(spec, raw, resource.namespace))
         gpus: int | None = 0
@@ -627,12 +643,15 @@ class ViewBuilder:
                               "volume": sub(spec_where, "volumes", volume_paths[str(mount.get("name"))])
                               if volume is not None and spec_where is not None else None},
             })
-        launchers = sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(text)})
         container_path = f"{pod_path}.spec.{'initContainers' if init else 'containers'}[{position}]"
         needs = self.needs
-        locations = container_locations(raw, mounts, where) if needs is None or "locations" in needs else []
-        env_list = (env_records(raw, env, entries, container_path, role, where, entry_paths)
-                    if needs is None or "env_list" in needs else [])
+        later = self._later
+        locations: list[Location] = []
+        if "locations" not in later and (needs is None or "locations" in needs):
+            locations = container_locations(raw, mounts, where)
+        env_list: list[EnvRecord] = []
+        if "env_list" not in later and (needs is None or "env_list" in needs):
+            env_list = env_records(raw, env, entries, container_path, role, where, entry_paths)
         view = {
             "name": name_text(raw.get("name")),
             "index": position,
@@ -644,8 +663,8 @@ class ViewBuilder:
             "env": env,
             "env_entries": entries,
             "command_line": text,
-            "words": self._split(text) if text else [],
-            "launchers": launchers,
+            "words": list(words),  # each view has its own lists
+            "launchers": list(launchers),
             "accelerators": accelerators,
             "gpus": gpus if accelerators else 0,
             "mounts": mounts,
@@ -654,16 +673,26 @@ class ViewBuilder:
             "raw": raw,
             "key_paths": {".": where, "raw": where, "env_entries": entry_paths},
         }
+        if later:  # made at the end of workload_view when a rule that reads them applies
+            if "locations" in later:
+                self._pending.append(("locations", lambda: container_locations(raw, mounts, where), view))
+            if "env_list" in later:
+                self._pending.append(("env_list", lambda: env_records(raw, env, entries, container_path, role,
+                                                                      where, entry_paths), view))
         return cast("ContainerView", view)  # accelerator_mismatches: add_resilience_facts
 
-    def _split(self, text: str) -> list[str]:
-        """A command line's words (a copy: each view has its own list)."""
-        words = self._words.get(text)
-        if words is None:
-            words = _words(text)
+    def _command(self, text: str) -> tuple[tuple[tuple[str, str | None], ...], tuple[str, ...], tuple[str, ...]]:
+        """What a command line tells, read once per distinct line: the variables it sets (their
+        values as env text), its launchers and its words."""
+        known = self._commands.get(text)
+        if known is None:
+            sets = tuple((name, _env_text(value)) for name, value in script_env(text).items())
+            launchers = tuple(sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(text)})) \
+                if "torch" in text or "accelerate" in text or "deepspeed" in text else ()  # what a match holds
+            known = (sets, launchers, tuple(_words(text)) if text else ())
             if len(text) <= 4096:
-                _remember(self._words, text, words)
-        return list(words)
+                _remember(self._commands, text, known)
+        return known
 
     def _budgets(self, namespace: str | None, labels: dict[str, Any]) -> list[PodBudget]:
         return [{"name": budget.name, "min_available": budget.min_available,
@@ -692,6 +721,7 @@ class ViewBuilder:
         self.claim_names = {str(as_dict(as_dict(c).get("metadata")).get("name")) for c in claim_templates}
         self.read_nodes = set()
         self.placeholders = []
+        self._pending = []
         pod_rules = self.pod_views(resource, rule, summary)
         pods = [pod for pod, _ in pod_rules]
         if not pods:
@@ -772,5 +802,19 @@ class ViewBuilder:
         base = resource.base
         view["key_paths"] = {".": base, "resource": base, "labels": (*base, "metadata", "labels"),
                              "annotations": (*base, "metadata", "annotations")}
-        add_resilience_facts(view, self.gpu_patterns, self.index.model_cached, self.needs)
+        add_resilience_facts(view, self.gpu_patterns, self.index.model_cached, self.needs, self._later)
+        if self._later:
+            self._add_deferred(view)
         return cast("WorkloadView", view)
+
+    def _add_deferred(self, view: dict[str, Any]) -> None:
+        """The DEFERRED facts, now that the rest of the view is built: each made when a rule
+        that reads it applies to the workload, else left empty (no rule that applies reads it)."""
+        assert self.applies is not None
+        wanted = {fact: self.applies(view, fact) for fact in sorted(self._later)}
+        if wanted.get("elastic"):
+            view["elastic"] = elastic_facts(view)
+        for fact, make, holder in self._pending:
+            if wanted[fact]:
+                holder[fact] = make()
+        self._pending = []

@@ -1,0 +1,72 @@
+"""Which of a view's deferred facts a workload needs: those a rule that applies to it reads.
+
+The view builder makes some costlier facts (workloads/views.py: ViewBuilder.DEFERRED) only
+once the rest of the view is built, and only when a rule that reads them applies to the
+workload: a rule whose `applies_to` is false evaluates nothing else (evaluate.evaluate_workload),
+so a fact only such rules read changes no finding. A fact is deferred only when no reader's
+`applies_to` reads a deferred fact itself, so each `applies_to` asked is the one the rule meets
+later; asked through `search_view`, the answer is remembered for the run's own evaluation.
+Names as evaluate.view_needs reads them (built-in policies only: with a user's policy the
+builder makes every fact).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from kubegap_lint.catalog.policies import Policy
+
+
+def _names(policy: Policy, applies_only: bool = False) -> set[str]:
+    from kubegap_lint.catalog.compile import names_read
+
+    expressions = [policy.applies_to]
+    if not applies_only:
+        expressions += [policy.for_each, policy.violation, policy.severity_expr]
+        expressions += [expression for _, expression in policy.at]
+        if policy.message is not None:
+            expressions += [part for part in policy.message.parts if not isinstance(part, str)]
+    names: set[str] = set()
+    for expression in expressions:
+        if expression is not None:
+            names_read(expression.parsed, names)
+    return names
+
+
+def fact_guards(policies: Iterable[Policy], deferred: frozenset[str]) -> dict[str, tuple[Any, ...]]:
+    """For each deferred fact that can wait, the `applies_to` of every policy that reads it."""
+    readers: dict[str, list[Any]] = {fact: [] for fact in deferred}
+    blocked: set[str] = set()
+    for policy in policies:
+        read = _names(policy) & deferred
+        if not read:
+            continue
+        if _names(policy, applies_only=True) & deferred:
+            blocked |= read  # its applies_to could read a fact not made yet: made at once
+        for fact in read:
+            readers[fact].append(policy.applies_to)
+    return {fact: tuple(found) for fact, found in readers.items() if fact not in blocked}
+
+
+def applies_check(policies: Iterable[Policy], deferred: frozenset[str],
+                  interpreter: Any) -> Callable[[Any, str], bool]:
+    """`applies(view, fact)`: does a rule that reads the deferred `fact` apply to the view?"""
+    from kubegap_lint.engine.evaluate import truthy
+
+    guards = fact_guards(policies, deferred)
+    on_view = getattr(interpreter, "search_view", interpreter.search)
+
+    def applies(view: Any, fact: str) -> bool:
+        expressions = guards.get(fact)
+        if expressions is None:
+            return True  # cannot wait
+        for expression in expressions:
+            try:
+                if truthy(on_view(expression, view)):
+                    return True
+            except Exception:  # noqa: BLE001 - the run reports it when it evaluates the rule
+                return True
+        return False
+
+    return applies
