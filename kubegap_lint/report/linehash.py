@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Iterable
-from itertools import accumulate, compress, count
+from itertools import accumulate, compress, count, islice
 from operator import mul
 
 _BLOCK = 100
@@ -44,21 +44,23 @@ class LineHashes:
     their 100-unit window, the value the rolling hash has there); the `:n` counts compare the
     windows themselves, which is what equal hash values stand for.
 
-    `wanted`, when given, names the 1-based lines that will be asked for: then only the lines whose
-    window equals one of theirs are counted in Python, the rest at C speed. A line asked for
-    outside them is answered all the same, from the full count."""
+    `wanted`, when given, names the 1-based lines that will be asked for: then only the lines that
+    may share one of their windows are counted (_wanted_counts), not every line of a long
+    stream. A line asked for outside them is answered all the same, from the full count."""
 
     def __init__(self, text: str, wanted: Iterable[int] | None = None) -> None:
         self._text = text
         self._counts: dict[int, int] | list[int] | None = None
+        self._values: dict[str, int] = {}
         flat = _flat(text)
         # Code points are UTF-16 units when none is past U+FFFF; U+FFFF itself would read as the
         # end marker. Else (rare), the units themselves.
         if wanted is not None and "\uffff" not in flat and (
                 flat.isascii() or len(flat.encode("utf-16-le", "surrogatepass")) == 2 * len(flat)):
-            self._starts = list(accumulate(map((1).__add__, map(len, flat.split("\n"))), initial=0))[:-1]
+            lines = flat.split("\n")
+            self._starts = list(accumulate(map((1).__add__, map(len, lines)), initial=0))[:-1]
             self._stream = flat + "\uffff" + "\x00" * _BLOCK
-            self._counts = self._wanted_counts(set(wanted))
+            self._counts = self._wanted_counts(lines, set(wanted))
         else:
             self._full(_units(text))
 
@@ -85,24 +87,40 @@ class LineHashes:
         self._units: array | None = stream
         self._counts = counts
 
-    def _wanted_counts(self, wanted: set[int]) -> dict[int, int]:
-        """The counts of the wanted lines. Each line's window is looked up once, at C speed, for
-        the first line that had the same window; only the lines that share a wanted line's
-        window are then counted one by one."""
+    def _wanted_counts(self, lines: list[str], wanted: set[int]) -> dict[int, int]:
+        """The counts of the wanted lines. Two windows can only be equal if their lines are
+        (their first 100 units, for a long line), and so are the lines after them when the
+        window holds both whole with their ends: the lines that match a wanted line so are
+        found at C speed, and only their windows are compared."""
+        numbers = [number for number in wanted if 1 <= number <= len(lines)]
+        last = len(lines) - 1
+        alone: set[str] = set()  # short lines whose window does not hold the next line whole
+        pairs: set[tuple[str, str]] = set()  # short lines whose window holds the next line whole
+        long: set[str] = set()  # the first 100 units of long lines
+        for number in numbers:
+            line = lines[number - 1]
+            if len(line) >= _BLOCK:
+                long.add(line[:_BLOCK])
+            elif number - 1 == last or len(line) + len(lines[number]) + 1 >= _BLOCK:
+                alone.add(line)
+            else:
+                pairs.add((line, lines[number]))
+        candidates: set[int] = set()
+        if alone:
+            candidates.update(compress(count(), map(alone.__contains__, lines)))
+        if pairs:
+            candidates.update(compress(count(), map(pairs.__contains__, zip(lines, islice(lines, 1, None), strict=False))))
+        if long:
+            candidates.update(index for index in compress(count(), map((_BLOCK).__le__, map(len, lines)))
+                              if lines[index][:_BLOCK] in long)
         stream = self._stream
         starts = self._starts
-        first_seen: dict[str, int] = {}
-        windows = map(stream.__getitem__, map(slice, starts, map((_BLOCK).__add__, starts)))
-        firsts = list(map(first_seen.setdefault, windows, count()))
-        del first_seen
-        numbers = [number for number in wanted if 1 <= number <= len(firsts)]
-        kinds = frozenset(firsts[number - 1] for number in numbers)
-        seen: dict[int, int] = {}
+        seen: dict[str, int] = {}
         counts: dict[int, int] = {}
-        for index in compress(count(), map(kinds.__contains__, firsts)):
-            kind = firsts[index]
-            seen[kind] = seen.get(kind, 0) + 1
-            counts[index + 1] = seen[kind]
+        for index in sorted(candidates):
+            start = starts[index]
+            window = stream[start : start + _BLOCK]
+            counts[index + 1] = seen[window] = seen.get(window, 0) + 1
         self._units = None
         return {number: counts[number] for number in numbers}
 
@@ -119,12 +137,17 @@ class LineHashes:
             counts = self._counts
         assert counts is not None
         start = self._starts[number - 1]
+        window: Iterable[int]
         if self._units is not None:
-            window: Iterable[int] = self._units[start : start + _BLOCK]
+            window = self._units[start : start + _BLOCK]
+            value = sum(map(mul, window, _POWERS)) & _MASK
         else:
-            window = map(ord, self._stream[start : start + _BLOCK])
-        # The polynomial of the window's units (multiplier 37, modulo 2^64), as one sum.
-        value = sum(map(mul, window, _POWERS)) & _MASK
+            text = self._stream[start : start + _BLOCK]
+            known = self._values.get(text)  # findings share lines, and lines their windows
+            if known is None:
+                known = self._values[text] = sum(map(mul, map(ord, text), _POWERS)) & _MASK
+            value = known
+        # (The polynomial of the window's units, multiplier 37, modulo 2^64, as one sum.)
         return f"{value:x}:{counts[number - 1] if isinstance(counts, list) else counts[number]}"
 
 
