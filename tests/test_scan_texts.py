@@ -21,7 +21,7 @@ def _fields(chunk: Chunk) -> tuple[object, ...]:
 def _pieces(lines: list[str], cuts: list[int]) -> list[str]:
     """The lines joined into pieces, cut before the given line numbers."""
     bounds = sorted({0, len(lines), *(c % (len(lines) + 1) for c in cuts)})
-    return ["".join(lines[a:b]) for a, b in zip(bounds, bounds[1:])]
+    return ["".join(lines[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
 def _same(text: str, cuts: list[int], max_chars: int | None = None) -> None:
