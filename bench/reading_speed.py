@@ -2,9 +2,10 @@
 
     python bench/reading_speed.py FILE [--runs 5] [--stages split,read,cparser]
 
-Each run, in this process and alternated stage by stage: `split` (the line scan of
-scan.split_documents over the decoded lines), `read` (everything read.read_lines does: split,
-compose, walk and the resources; lines from stream.source_lines as a lint reads them), and
+Each run, in this process and alternated stage by stage: `split` (the scan a lint runs:
+scan.split_texts over stream.source_texts' pieces of text), `lines` (scan.split_documents over
+stream.source_lines, one line at a time, as parallel.py reads), `read` (everything a lint's
+readers.SourceReader does: split, compose, walk and the resources), and
 `cparser` (ruamel.yaml.clib's CParser with ruamel's Resolver and node classes composing every
 document of the same bytes, as `baselines.py cparser`). Prints the median CPU seconds of each
 and the ratio of `read` to `cparser` (below 1: reading is faster than the bare composing).
@@ -24,6 +25,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def _split(path: str) -> int:
+    try:
+        from kubegap_lint.input.scan import split_texts
+        from kubegap_lint.input.stream import source_texts
+    except ImportError:  # code from before split_texts: the line scan was the lint's
+        return _lines(path)
+
+    with open(path, "rb") as handle:
+        return sum(1 for _ in split_texts(source_texts(handle, [])))
+
+
+def _lines(path: str) -> int:
     from kubegap_lint.input.scan import split_documents
     from kubegap_lint.input.stream import source_lines
 
@@ -32,12 +44,12 @@ def _split(path: str) -> int:
 
 
 def _read(path: str) -> int:
-    from kubegap_lint.input.read import ReadStats, read_lines
-    from kubegap_lint.input.stream import source_lines
+    from kubegap_lint.input.read import ReadStats
+    from kubegap_lint.input.readers import SourceReader
+    from kubegap_lint.input.sources import Source
 
-    bad: list[int] = []
-    with open(path, "rb") as handle:
-        return sum(1 for _ in read_lines(path, source_lines(handle, bad), ReadStats(), bad))
+    reader = SourceReader([Source(path, path)])
+    return sum(1 for _ in reader.read(ReadStats(), []))
 
 
 def _cparser(path: str) -> int:
@@ -46,7 +58,7 @@ def _cparser(path: str) -> int:
     return compose_all([path])
 
 
-STAGES: dict[str, Callable[[str], int]] = {"split": _split, "read": _read, "cparser": _cparser}
+STAGES: dict[str, Callable[[str], int]] = {"split": _split, "lines": _lines, "read": _read, "cparser": _cparser}
 
 
 def main() -> None:

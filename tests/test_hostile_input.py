@@ -179,6 +179,7 @@ def test_document_over_the_size_limit_is_refused(linter_factory, tmp_path: Path,
     from kubegap_lint.input import scan
     monkeypatch.setattr(scan, "MAX_DOCUMENT_CHARS", 1000)
     monkeypatch.setattr(scan.split_documents, "__defaults__", (1000,))
+    monkeypatch.setattr(scan.split_texts, "__defaults__", (1000,))
     big = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n" + "".join(f"  k{i}: v\n" for i in range(200))
     result = lint(linter_factory, tmp_path, CONFIG_MAP + "---\n" + big + "---\n" + GPU_JOB)
     marker = CONFIG_MAP.count("\n") + 1  # the document's `---` line

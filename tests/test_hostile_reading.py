@@ -66,6 +66,7 @@ def small_limits(monkeypatch: pytest.MonkeyPatch, document_chars: int, block: in
     monkeypatch.setattr(stream, "BLOCK_BYTES", block)
     monkeypatch.setattr(stream, "MAX_DOCUMENT_CHARS", document_chars, raising=False)  # the line bound
     monkeypatch.setattr(scan.split_documents, "__defaults__", (document_chars,))
+    monkeypatch.setattr(scan.split_texts, "__defaults__", (document_chars,))  # as a lint reads
 
 
 def read_lines(data: bytes) -> tuple[list[str], list[int]]:

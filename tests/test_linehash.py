@@ -52,3 +52,24 @@ def test_one_hash_per_line_and_whitespace_does_not_count(text: str) -> None:
     assert len(line_hashes(text)) == len(lines)
     if "\r" not in text:  # ("\r \n" is two breaks, "\r\n" one: the space splits the pair)
         assert line_hashes(text.replace(" ", "").replace("\t", "")) == line_hashes(text)
+
+
+# Lines that repeat, lines longer than a window (alone and sharing their first 100 units), CRs,
+# tabs, characters past U+FFFF (two UTF-16 units) and U+FFFF itself (the end marker's value).
+HASH_LINES = st.sampled_from([
+    "a: 1", "a: 1", "  a:\t1", "", "spec:", "- name: x", "x" * 99, "x" * 100, "x" * 100 + "y",
+    "x" * 100 + "z", "\U0001f600 b", "\uffff", "c\r", "d\r\n", "\t",
+])
+
+
+@given(st.lists(HASH_LINES, max_size=30), st.booleans(), st.sets(st.integers(min_value=0, max_value=35)))
+def test_hashes_of_announced_lines_are_the_full_counts(lines: list[str], final: bool, wanted: set[int]) -> None:
+    from kubegap_lint.report.linehash import LineHashes
+
+    text = "\n".join(lines) + ("\n" if final else "")
+    full = LineHashes(text)
+    announced = LineHashes(text, wanted)
+    for number in sorted(wanted):  # announced lines, and past the end
+        assert announced.line(number) == full.line(number), (text, number)
+    assert [LineHashes(text, wanted).line(n) for n in range(len(full) + 2)] == [  # and any other
+        full.line(n) for n in range(len(full) + 2)]

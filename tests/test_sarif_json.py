@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import attr
 import pytest
 import sarif_om
+from conftest import REPO
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sarif_checks import SCHEMA
 
 from kubegap_lint.report.sarif_json import dumps, sarif, to_data
@@ -83,3 +87,41 @@ def test_every_sarif_om_property_name_exists_in_the_final_schema() -> None:
         assert written == set(properties), name
         checked += 1
     assert checked > 50
+
+
+_keys = st.one_of(st.text(max_size=4), st.integers(), st.booleans(), st.none())
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=6),
+                     st.sampled_from(["\ud800", "a\udfffb", "\U0001f600", "\u00e9"]))
+_leaves = st.one_of(_scalars, st.builds(lambda text: sarif(sarif_om.Message, text=text), _scalars),
+                    st.builds(lambda line, column: sarif(sarif_om.Region, start_line=line, start_column=column),
+                              st.one_of(st.none(), st.integers()), st.one_of(st.none(), st.integers())))
+_values = st.recursive(_leaves, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.tuples(inner, inner), st.dictionaries(_keys, inner, max_size=3),
+    st.builds(lambda props: sarif(sarif_om.Result, message=sarif(sarif_om.Message, text="m"), properties=props),
+              st.one_of(st.none(), st.dictionaries(st.text(max_size=3), inner, max_size=2))),
+), max_leaves=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_values)
+def test_dumps_writes_what_the_general_writer_writes_of_to_data(value: Any) -> None:
+    from kubegap_lint.core.jsonpieces import indented
+
+    assert dumps(value) == indented(to_data(value)) + "\n"
+
+
+def test_a_whole_report_is_written_as_its_data(linter_factory, monkeypatch) -> None:
+    from kubegap_lint.core.jsonpieces import indented
+    from kubegap_lint.report import sarif as sarif_report
+
+    written: list[tuple[str, str]] = []
+
+    def both(value: Any) -> str:
+        written.append((dumps(value), indented(to_data(value)) + "\n"))
+        return written[-1][0]
+
+    monkeypatch.setattr(sarif_report, "dumps", both)
+    result = linter_factory().lint_paths([str(REPO / "examples")])
+    sarif_report.render_sarif(result, REPO)
+    assert written and all(new == old for new, old in written)
+    assert len(written[0][0]) > 100_000

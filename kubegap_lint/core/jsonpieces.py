@@ -4,27 +4,32 @@ baselines stream their long lists instead of holding them."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 
-def json_with_lists(head: dict[str, Any], lists: dict[str, Iterator[Any]]) -> Iterator[str]:
+def json_with_lists(head: dict[str, Any], lists: dict[str, Iterator[Any]],
+                    writers: dict[str, Callable[[Any, str], str]] | None = None) -> Iterator[str]:
     """`json.dumps({**head, **lists}, indent=2, ensure_ascii=True) + "\\n"`, byte for byte, in
-    pieces: the lists (last in the object) are written an element at a time as they come."""
+    pieces: the lists (last in the object) are written an element at a time as they come.
+
+    writers may name, for a list, what writes each of its elements (given the element and the
+    newline to indent it with): a writer that knows the elements' shape, which must write
+    exactly what indented(...) writes of the data they stand for."""
     opening = json.dumps(head, indent=2, ensure_ascii=True)
     yield opening[:-2] if head else "{"  # the head without its closing "\n}"
     for number, (key, elements) in enumerate(lists.items()):
         yield ("," if head or number else "") + "\n  " + json.dumps(key, ensure_ascii=True) + ": "
-        yield from _list_pieces(elements, depth=1)
+        yield from _list_pieces(elements, 1, (writers or {}).get(key, indented))
     yield "\n}\n"
 
 
-def _list_pieces(elements: Iterator[Any], depth: int) -> Iterator[str]:
+def _list_pieces(elements: Iterator[Any], depth: int, write: Callable[[Any, str], str]) -> Iterator[str]:
     """A list as json.dumps(indent=2) writes it at this depth, an element at a time."""
     inner = "\n" + "  " * (depth + 1)
     empty = True
     for element in elements:
-        yield ("[" if empty else ",") + inner + indented(element, inner)
+        yield ("[" if empty else ",") + inner + write(element, inner)
         empty = False
     yield "[]" if empty else "\n" + "  " * depth + "]"
 
@@ -47,6 +52,22 @@ def indented(value: Any, newline: str = "\n") -> str:
         return "".join(parts)
     except _Unsupported:
         return json.dumps(value, indent=2, ensure_ascii=True).replace("\n", newline)
+
+
+def scalar(value: Any, newline: str = "\n") -> str:
+    """indented(value, newline): at once for a str, None, a bool or an int (the values of a
+    report's fixed fields), through indented for anything else."""
+    if isinstance(value, str):
+        return _escape(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    return indented(value, newline)
 
 
 def _float(value: float) -> str:

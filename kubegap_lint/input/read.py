@@ -15,8 +15,8 @@ from kubegap_lint.core.model import Position, ResourceRef
 from kubegap_lint.core.record import field, record
 from kubegap_lint.input.limits import MAX_DOCUMENT_CHARS
 from kubegap_lint.input.parse import KeyPath, PositionIndex, parse_chunk
-from kubegap_lint.input.scan import Chunk, split_documents
-from kubegap_lint.input.text import split_lines
+from kubegap_lint.input.scan import Chunk, split_documents, split_texts
+from kubegap_lint.input.text import normal_text
 
 
 @record
@@ -133,7 +133,7 @@ def read_text(
     path: str, text: str, stats: ReadStats, bad_lines: list[int] | None = None
 ) -> Iterator[Resource | InputFault]:
     """Yield the resources and input faults of one stream, in document order."""
-    return read_lines(path, split_lines(text), stats, sorted(bad_lines or []))
+    return read_texts(path, [normal_text(text)], stats, sorted(bad_lines or []))
 
 
 def read_lines(
@@ -143,6 +143,15 @@ def read_lines(
     while the lines are read; it must stay in ascending order."""
     bad = bad_lines if bad_lines is not None else []
     for chunk in split_documents(lines):
+        yield from read_chunk(path, chunk, stats, bad)
+
+
+def read_texts(
+    path: str, texts: Iterable[str], stats: ReadStats, bad_lines: list[int] | None = None,
+) -> Iterator[Resource | InputFault]:
+    """read_lines from pieces of whole lines (stream.source_texts, scan.split_texts)."""
+    bad = bad_lines if bad_lines is not None else []
+    for chunk in split_texts(texts):
         yield from read_chunk(path, chunk, stats, bad)
 
 

@@ -23,7 +23,7 @@ from typing import IO, Protocol
 
 from kubegap_lint.core.model import InputError
 from kubegap_lint.core.record import record
-from kubegap_lint.input.read import InputFault, ReadStats, Resource, read_chunk, read_lines, read_text
+from kubegap_lint.input.read import InputFault, ReadStats, Resource, read_chunk, read_text, read_texts
 from kubegap_lint.input.scan import Chunk
 from kubegap_lint.input.sources import Source
 
@@ -60,7 +60,7 @@ class SourceReader:
         """The items of one source as they are read; an OS error becomes an input error."""
         import sys
 
-        from kubegap_lint.input.stream import source_lines
+        from kubegap_lint.input.stream import source_texts
 
         try:
             handle: IO[bytes] = sys.stdin.buffer if source.fs_path is None else open(source.fs_path, "rb")
@@ -70,7 +70,7 @@ class SourceReader:
         try:
             stats.files += 1
             bad_lines: list[int] = []
-            yield from read_lines(source.display, source_lines(handle, bad_lines), stats, bad_lines)
+            yield from read_texts(source.display, source_texts(handle, bad_lines), stats, bad_lines)
         except OSError as exc:  # e.g. a read error half-way, or a folder that replaced the file
             errors.append(InputError(source.display, f"cannot be read: {exc.strerror or exc}"))
         finally:

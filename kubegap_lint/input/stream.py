@@ -16,7 +16,7 @@ from kubegap_lint.core.model import Position
 from kubegap_lint.input.limits import MAX_DOCUMENT_CHARS
 from kubegap_lint.input.parse import PositionIndex
 from kubegap_lint.input.read import Resource
-from kubegap_lint.input.text import BOMS, split_lines
+from kubegap_lint.input.text import BOMS, line_count, normal_text, split_lines
 
 if TYPE_CHECKING:
     from kubegap_lint.store.records import RecordSpill
@@ -40,6 +40,13 @@ def source_lines(handle: IO[bytes], bad_lines: list[int], max_line_chars: int | 
     block: past that its document is too large anyway (scan.py drops its text), so only its
     first part is kept, as one line, and the rest up to its end is read and dropped. Time stays
     linear and memory bounded whatever the line length (a 2 GB file with no line end)."""
+    for text in source_texts(handle, bad_lines, max_line_chars):
+        yield from split_lines(text)
+
+
+def source_texts(handle: IO[bytes], bad_lines: list[int], max_line_chars: int | None = None) -> Iterator[str]:
+    """source_lines, joined into pieces of whole lines as they are read (text.normal_text: lines
+    end only at \\n, \\r\\n and \\r), for scan.split_texts: no str for each line."""
     limit = MAX_DOCUMENT_CHARS if max_line_chars is None else max_line_chars
     head = handle.read(4)
     for bom, encoding in BOMS:
@@ -56,35 +63,36 @@ def source_lines(handle: IO[bytes], bad_lines: list[int], max_line_chars: int | 
         block = head + handle.read(BLOCK_BYTES)
         head = b""
         if not block:
-            lines = _decoded_lines(b"".join(pending), line_no, bad_lines)
-            yield from lines
+            text = _decoded_text(b"".join(pending), line_no, bad_lines)
+            if text:
+                yield text
             return
         cut = _last_line_end(block)
         if cut == 0:  # no line end yet: keep the block, up to the limit
             if pending and pending[-1].endswith(b"\r"):  # that \r ended a line after all
-                lines = _decoded_lines(b"".join(pending), line_no, bad_lines)
-                line_no += len(lines)
-                yield from lines
+                text = _decoded_text(b"".join(pending), line_no, bad_lines)
+                line_no += line_count(text)
+                yield text
                 pending, pending_chars = [], 0
             pending.append(block)
             pending_chars += _chars(block)
             if pending_chars > limit:
                 joined, pending = b"".join(pending), []
-                lines = _decoded_lines(_whole_chars(joined), line_no, bad_lines)
+                text = _decoded_text(_whole_chars(joined), line_no, bad_lines)
                 del joined
-                if lines and not lines[-1].endswith(("\n", "\r")):
-                    lines[-1] += "\n"
-                line_no += len(lines)
-                yield from lines
-                del lines
+                if text and not text.endswith(("\n", "\r")):
+                    text += "\n"
+                line_no += line_count(text)
+                yield text
+                del text
                 head = _skip_line(handle)  # what follows the line: read with the next block
                 pending_chars = 0
             continue
-        lines = _decoded_lines(b"".join(pending) + block[:cut], line_no, bad_lines)
+        text = _decoded_text(b"".join(pending) + block[:cut], line_no, bad_lines)
         pending = [block[cut:]]
         pending_chars = _chars(pending[0])
-        line_no += len(lines)
-        yield from lines
+        line_no += line_count(text)
+        yield text
 
 
 _CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that continue a character
@@ -129,10 +137,10 @@ def _skip_line(handle: IO[bytes]) -> bytes:
         return block[at + 1:]
 
 
-def _decoded_lines(data: bytes, line_no: int, bad_lines: list[int]) -> list[str]:
-    """The lines of data (complete lines, or the end of the stream) that start after line_no."""
+def _decoded_text(data: bytes, line_no: int, bad_lines: list[int]) -> str:
+    """The text of data (complete lines, or the end of the stream) that starts after line_no."""
     try:
-        return split_lines(data.decode("utf-8"))
+        return normal_text(data.decode("utf-8"))
     except UnicodeDecodeError:
         lines: list[str] = []
         for raw in data.splitlines(True):  # bytes split at \n, \r\n and \r only
@@ -141,7 +149,7 @@ def _decoded_lines(data: bytes, line_no: int, bad_lines: list[int]) -> list[str]
             except UnicodeDecodeError:
                 bad_lines.append(line_no + len(lines) + 1)
                 lines.extend(split_lines(raw.decode("utf-8", errors="replace")))
-        return lines
+        return "".join(lines)
 
 
 def _not_text(error: UnicodeError) -> tuple[str, int]:

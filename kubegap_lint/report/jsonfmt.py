@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kubegap_lint import __version__
-from kubegap_lint.core.jsonpieces import json_with_lists
+from kubegap_lint.core.jsonpieces import indented, json_with_lists, scalar
 from kubegap_lint.core.model import Finding, Location, Severity
 from kubegap_lint.engine.run import LintResult
 from kubegap_lint.suppress.fingerprint import fingerprint
@@ -67,6 +67,83 @@ def finding_dict(finding: Finding, catalog_incidents: dict[str, Any]) -> dict[st
     return out
 
 
+def _flat(values: Any, newline: str) -> str:
+    """indented(list(values), newline) for values of the fields' scalar types."""
+    if not values:
+        return "[]"
+    inner = newline + "  "
+    return "[" + inner + ("," + inner).join([scalar(v, inner) for v in values]) + newline + "]"
+
+
+def finding_json(finding: Finding, catalog_incidents: dict[str, Any], newline: str = "\n") -> str:
+    """indented(finding_dict(finding, catalog_incidents), newline), byte for byte, written
+    straight from the finding's fields (tests/test_json_report.py holds the two together):
+    a report writes thousands, and the dict and the general writer cost thrice this."""
+    n1 = newline + "  "
+    n2 = n1 + "  "
+    loc = finding.location
+    resource = finding.resource
+    rendered = finding.rendered_location
+    suppression = finding.suppression
+    evidence = [e for e in finding.evidence if e in catalog_incidents]
+    out = [
+        "{", n1, '"rule": ', scalar(finding.rule_id, n1),
+        ",", n1, '"name": ', scalar(finding.rule_name, n1),
+        ",", n1, '"severity": ', scalar(finding.severity.value, n1),
+        ",", n1, '"message": ', scalar(finding.message, n1),
+        ",", n1, '"location": {', n2, '"path": ', scalar(loc.path, n2),
+        ",", n2, '"line": ', scalar(loc.line, n2),
+        ",", n2, '"column": ', scalar(loc.column, n2),
+        ",", n2, '"end_line": ', scalar(loc.end_line or loc.line, n2),
+        ",", n2, '"end_column": ', scalar(loc.end_column, n2),
+        ",", n2, '"path_in_document": ', _flat(finding.key_path, n2),
+        ",", n2, '"missing": ', scalar(finding.missing, n2), n1, "}",
+        ",", n1, '"resource": ',
+    ]
+    if resource is None:
+        out.append("null")
+    else:
+        out += ["{", n2, '"apiVersion": ', scalar(resource.api_version, n2),
+                ",", n2, '"kind": ', scalar(resource.kind, n2),
+                ",", n2, '"namespace": ', scalar(resource.namespace, n2),
+                ",", n2, '"name": ', scalar(resource.name, n2), n1, "}"]
+    out += [",", n1, '"role": ', scalar(finding.role, n1),
+            ",", n1, '"container": ', scalar(finding.container, n1),
+            ",", n1, '"document": ', scalar(finding.document_index, n1),
+            ",", n1, '"template": ', scalar(finding.template, n1),
+            ",", n1, '"rendered_location": ']
+    if rendered is None:
+        out.append("null")
+    else:
+        out += ["{", n2, '"path": ', scalar(rendered.path, n2),
+                ",", n2, '"line": ', scalar(rendered.line, n2),
+                ",", n2, '"column": ', scalar(rendered.column, n2), n1, "}"]
+    out += [",", n1, '"approximate": ', scalar(finding.approximate, n1),
+            ",", n1, '"fingerprint": ', scalar(fingerprint(finding), n1),
+            ",", n1, '"evidence": ']
+    if not evidence:
+        out.append("[]")
+    else:
+        n3 = n2 + "  "
+        for number, e in enumerate(evidence):
+            incident = catalog_incidents[e]
+            out += ["[" if number == 0 else ",", n2, "{", n3, '"id": ', scalar(e, n3),
+                    ",", n3, '"title": ', scalar(incident.title, n3),
+                    ",", n3, '"urls": ', _flat(list(incident.urls), n3), n2, "}"]
+        out += [n1, "]"]
+    out += [",", n1, '"suppressed": ']
+    if suppression is None:
+        out.append("null")
+    else:
+        out += ["{", n2, '"kind": ', scalar(suppression.kind, n2),
+                ",", n2, '"reason": ', scalar(suppression.reason, n2), n1, "}"]
+    out += [",", n1, '"found_by": ', scalar(finding.found_by, n1)]
+    if finding.extra:
+        out += [",", n1, '"extra": ', indented(finding.extra, n1)]
+    out += [newline, "}"]
+    return "".join(out)
+
+
 def _estimate_dicts(result: LintResult, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
     from kubegap_lint.engine.estimate import basis_text
 
@@ -106,10 +183,10 @@ def json_pieces(result: LintResult, params: dict[str, Any] | None = None) -> Ite
     incidents = result.catalog.incidents
     errors = [{"path": e.path, "line": e.line, "column": e.column, "message": e.message} for e in result.errors]
     return json_with_lists(document, {
-        "findings": (finding_dict(f, incidents) for f in result.iter_findings()),
+        "findings": result.iter_findings(),
         "estimates": _estimate_dicts(result, params or {}),
         "errors": iter(errors),
-    })
+    }, {"findings": lambda finding, newline: finding_json(finding, incidents, newline)})
 
 
 def render_json(result: LintResult, params: dict[str, Any] | None = None) -> str:

@@ -347,6 +347,7 @@ def build_log(result: LintResult, mapper: UriMapper, category: str | None, limit
     builder = _Builder(result, mapper, policies)
     taxonomy, taxon_index = _taxonomy(result.catalog, policies)
     rules = [_rule(policy, result.catalog, taxon_index) for policy in policies]
+    builder.sources.announce((finding.location.path, finding.location.line) for finding in findings)
     results = [builder.finding(finding) for finding in findings]
     errors = [builder.notification(error) for error in result.errors]
     driver = sarif(
