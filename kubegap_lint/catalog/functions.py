@@ -162,12 +162,18 @@ class PolicyInterpreter:
         found = self._evaluators.get(id(expression))
         if found is not None and found[0] is expression:
             return found[1]
-        evaluate = self._evaluate(expression.parsed)
+        evaluate = self.node_evaluator(expression.parsed)
+        self._evaluators[id(expression)] = (expression, evaluate)
+        return evaluate
+
+    def node_evaluator(self, parsed: dict[str, Any]) -> Any:
+        """A callable value -> result for a parsed tree, each call a search of its own (its own
+        value budget); engine/evaluate.Plan searches the terms of an applies_to this way."""
+        evaluate = self._evaluate(parsed)
         if self._compiled:
             from kubegap_lint.catalog.compile import counts
 
-            if not counts(expression.parsed):  # builds nothing that counts: no budget to reset
-                self._evaluators[id(expression)] = (expression, evaluate)
+            if not counts(parsed):  # builds nothing that counts: no budget to reset
                 return evaluate
         interpreter = self._interpreter
 
@@ -175,7 +181,6 @@ class PolicyInterpreter:
             interpreter.produced = 0  # each search has its own budget of MAX_VALUES
             return evaluate(value)
 
-        self._evaluators[id(expression)] = (expression, bounded)
         return bounded
 
     def _evaluate(self, parsed: dict[str, Any]) -> Any:
