@@ -131,6 +131,7 @@ class Plan:
         # (policy, its terms' numbers, its for_each's number or -1, its violation compiled);
         # a policy without applies_to or violation is evaluated by evaluate_workload (None).
         self.entries: list[tuple[Policy, tuple[int, ...], int, Any]] = []
+        self.tracked: dict[int, tuple[Any, Any]] = {}  # locate.Tracker's closures, for the run
         terms: dict[str, int] = {}
         for_eaches: dict[str, int] = {}
         for policy in policies:
@@ -161,7 +162,7 @@ class Plan:
         tests = self.tests
         truth: list[bool | None] = [None] * len(tests)
         elements_of: list[list[Any] | None] = [None] * len(self.for_eaches)
-        workload = _Workload(view, resource, self.interpreter, tracker)
+        workload = _Workload(view, resource, self.interpreter, tracker, self.tracked)
         for policy, numbers, each, violation in self.entries:
             try:
                 if violation is None:
@@ -203,8 +204,9 @@ class _Workload:
     """What the findings of one workload share, made at the first finding that needs it."""
 
     def __init__(self, view: Mapping[str, Any], resource: Resource, interpreter: Any,
-                 tracker: Tracker | None) -> None:
+                 tracker: Tracker | None, tracked: dict[int, tuple[Any, Any]] | None = None) -> None:
         self.view = view
+        self.tracked = tracked
         self.resource = resource
         self.interpreter = interpreter
         self._tracker = tracker
@@ -215,7 +217,7 @@ class _Workload:
     @property
     def tracker(self) -> Tracker:
         if self._tracker is None:
-            self._tracker = Tracker(self.interpreter.visit, self.resource.data, self.resource.base)
+            self._tracker = Tracker(self.interpreter.visit, self.resource.data, self.resource.base, self.tracked)
         return self._tracker
 
     def finding(self, policy: Policy, elements: list[Any], number: int, element: Any) -> Finding:
