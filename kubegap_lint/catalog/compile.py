@@ -468,6 +468,25 @@ class Compiler:
         if len(args) == 2:
             arg0, arg1 = args
             names0, names1 = checks
+            constant = self._constant_argument(node["children"][1], names1)
+            if constant is not None:
+                # `f(x, 'literal')`, `f(x, param('name'))`: the second argument is the same
+                # value every call, its type checked once here; a parameter is still counted
+                # as its call is, after the first argument (jmespath's order).
+                b, size = constant
+                budget = self.budget
+
+                def call2_constant(value: Any) -> Any:
+                    a = arg0(value)
+                    if size:
+                        budget.produced += size
+                        if budget.produced > budget.limit:
+                            budget.over_budget()
+                    if names0 is not None and type(a).__name__ not in names0:
+                        validate([a, b], signature, name)
+                    return function(a, b)
+
+                return call2_constant
 
             def call2(value: Any) -> Any:
                 a, b = arg0(value), arg1(value)
@@ -486,6 +505,24 @@ class Compiler:
             return function(*resolved)
 
         return call_n
+
+
+    def _constant_argument(self, node: dict[str, Any], names: frozenset[str] | None) -> tuple[Any, int] | None:
+        """(value, what evaluating it counts) for an argument that is a literal, or a parameter
+        the run has, whose type the function accepts; None for any other argument."""
+        if node.get("type") == "literal":
+            value, size = node["value"], 0
+        elif node.get("type") == "function_expression":
+            found = self._parameter(node)
+            if found is None:
+                return None
+            value = found[0]
+            size = len(value) if isinstance(value, (list, dict, str)) else 0
+        else:
+            return None
+        if names is not None and type(value).__name__ not in names:
+            return None  # refused at every call, with jmespath's error: left to call2
+        return value, size
 
 
 def _argument_checks(spec: dict[str, Any], count: int) -> tuple[frozenset[str] | None, ...] | None:
