@@ -33,6 +33,7 @@ class PolicyFunctions(jmespath.functions.Functions):
         super().__init__()
         self.params = params
         self._known_tables: dict[int, tuple[list[Any], frozenset[str], tuple[str, ...]]] = {}
+        self._matchers: dict[str, Any] = {}  # match()'s compiled patterns, by pattern
 
     @jmespath.functions.signature({"types": ["string"]})
     def _func_param(self, name: str) -> Any:
@@ -44,12 +45,19 @@ class PolicyFunctions(jmespath.functions.Functions):
     def _func_match(self, pattern: str, subject: str | None) -> bool:
         if subject is None:
             return False
-        from kubegap_lint.catalog.patterns import PatternError
-
+        matcher = self._matchers.get(pattern)
+        if matcher is None:
+            matcher = _compiled(pattern)
+            if len(self._matchers) < 512:  # computed patterns: a bounded number kept
+                self._matchers[pattern] = matcher
         try:
-            return bool(_compiled(pattern).search(subject[:MAX_MATCH_SUBJECT]))
-        except PatternError as exc:
-            raise JMESPathError(str(exc)) from None
+            return bool(matcher.search(subject[:MAX_MATCH_SUBJECT]))
+        except Exception as exc:
+            from kubegap_lint.catalog.patterns import PatternError
+
+            if isinstance(exc, PatternError):
+                raise JMESPathError(str(exc)) from None
+            raise
 
     @jmespath.functions.signature({"types": ["string", "number", "null"]})
     def _func_quantity(self, value: Any) -> float | None:
