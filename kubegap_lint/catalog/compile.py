@@ -443,6 +443,25 @@ class Compiler:
         functions = self.functions
         spec = functions.FUNCTION_TABLE.get(name)
         checks = _argument_checks(spec, len(args)) if spec is not None else None
+        typed = _typed_array_checks(spec, len(args)) if spec is not None and checks is None else None
+        if typed is not None:
+            # `join(', ', names)`: an argument typed `array-string` has each item's type checked
+            # here; on any doubt jmespath's own check runs and raises its own error.
+            function = spec["function"].__get__(functions)  # type: ignore[index]
+            validate = functions._validate_arguments
+            signature = spec["signature"]  # type: ignore[index]
+
+            def call_typed(value: Any) -> Any:
+                resolved = [arg(value) for arg in args]
+                for found, (names, items) in zip(resolved, typed, strict=True):
+                    if names is None:
+                        continue
+                    if type(found).__name__ not in names or (
+                            items is not None and not all(type(item).__name__ in items for item in found)):
+                        validate(resolved, signature, name)
+                return function(*resolved)
+
+            return call_typed
         if checks is None:
             # Unknown function, wrong arity, variadic or typed array arguments: jmespath's own
             # call does the checks and raises its own errors, after the arguments are evaluated.
@@ -543,6 +562,31 @@ def _argument_checks(spec: dict[str, Any], count: int) -> tuple[frozenset[str] |
             return None
         try:
             checks.append(frozenset(n for t in types for n in _TYPE_NAMES[t]))
+        except KeyError:
+            return None
+    return tuple(checks)
+
+
+def _typed_array_checks(spec: dict[str, Any], count: int) -> tuple[tuple[frozenset[str] | None, frozenset[str] | None], ...] | None:
+    """Per argument, (the type names jmespath accepts, the type names each item must have);
+    only for fixed arity, where every argument is untyped, plain types, or exactly one typed
+    array (`array-string`: jmespath checks each item against the one subtype)."""
+    signature = spec["signature"]
+    if any(s.get("variadic") for s in signature) or len(signature) != count:
+        return None
+    checks: list[tuple[frozenset[str] | None, frozenset[str] | None]] = []
+    for argument in signature:
+        types = argument.get("types") or []
+        if not types:
+            checks.append((None, None))
+            continue
+        try:
+            if len(types) == 1 and types[0].startswith("array-"):
+                checks.append((frozenset(_TYPE_NAMES["array"]), frozenset(_TYPE_NAMES[types[0][6:]])))
+            elif any("-" in t for t in types):
+                return None
+            else:
+                checks.append((frozenset(n for t in types for n in _TYPE_NAMES[t]), None))
         except KeyError:
             return None
     return tuple(checks)
