@@ -101,6 +101,8 @@ class Tracker:
         # manifest list is reached by its path.
         if where is not None or not isinstance(value, dict) or self._data is None or "key_paths" in value:
             return where
+        if value is self._data:  # the document itself (a view's `resource`): no walk needed
+            return self._base
         if self._paths is None:
             self._paths = node_paths(self._data, self._base)
         return self._paths.get(id(value))
@@ -126,9 +128,34 @@ def _compile(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]
     return step
 
 
+# The node types the tracker follows with paths; every other node's value is computed, and
+# its place is the value's own (a view) or the manifest node it is.
+_FOLLOWED = frozenset({"field", "subexpression", "pipe", "index_expression", "identity", "current", "index",
+                       "projection", "filter_projection", "flatten", "or_expression", "and_expression",
+                       "multi_select_dict", "multi_select_list"})
+
+
+def _computed(node: dict[str, Any]) -> bool:
+    """Does tracking this tree give what computing it gives, placed by its value alone? So for
+    a computed node, and for `&&` and `||` of such (`kind == 'Job' && x == null`): a falsy
+    value has no own place, `&&` computes its left side anyway and gives its right side's
+    value, `||` gives one side's. Such a tree is computed in one step, not node by node."""
+    kind = node.get("type")
+    if kind not in _FOLLOWED:
+        return True
+    children = node.get("children") or []
+    if kind == "and_expression" and len(children) == 2:
+        return _computed(children[1])
+    if kind == "or_expression" and len(children) == 2:
+        return _computed(children[0]) and _computed(children[1])
+    return False
+
+
 def _step(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -> Step:
     kind = node["type"]
     children = node["children"]
+    if kind in ("and_expression", "or_expression") and _computed(node):
+        kind = "computed"
     if kind == "field":
         name = node["value"]
 
@@ -159,6 +186,8 @@ def _step(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -
             return value, tracker._known(value, where)
 
         return index
+    if kind == "filter_projection" and children[0].get("type") == "multi_select_list":
+        return _filter_selected(children, visit, cache)
     if kind in ("projection", "filter_projection"):
         base_step = _compile(children[0], visit, cache)
         item_step = _compile(children[1], visit, cache)
@@ -254,6 +283,33 @@ def _step(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -
         return result, tracker._known(result, own(result))
 
     return computed
+
+
+def _filter_selected(children: list[Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -> Step:
+    """`[{hit: ..., node: ...}, {...}][?hit]`: each entry is computed, and only an entry the
+    filter keeps is followed with its paths (the same value, the same places: only the paths
+    of the entries left out are not made)."""
+    parts = children[0]["children"]
+    part_steps = tuple(_compile(part, visit, cache) for part in parts)
+    item_step = _compile(children[1], visit, cache)
+    condition = children[2]
+
+    def project_selected(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
+        if value is None:
+            return None, None
+        values: list[Any] = []
+        places: list[Where] = []
+        for part, step in zip(parts, part_steps, strict=True):
+            if not _truthy(visit(condition, visit(part, value))):
+                continue
+            item, item_where = step(value, where, tracker)
+            result, result_where = item_step(item, item_where if item_where is not None else own(item), tracker)
+            if result is not None:
+                values.append(result)
+                places.append(result_where)
+        return values, places
+
+    return project_selected
 
 
 def node_paths(data: Any, base: tuple[str | int, ...]) -> dict[int, tuple[str | int, ...]]:
