@@ -506,6 +506,23 @@ class Compiler:
                     return function(a, b)
 
                 return call2_constant
+            constant = self._constant_argument(node["children"][0], names0)
+            if constant is not None:
+                # `contains(param('keys'), @)`: the first argument is the constant one.
+                a, size = constant
+                budget = self.budget
+
+                def call2_constant_first(value: Any) -> Any:
+                    if size:
+                        budget.produced += size
+                        if budget.produced > budget.limit:
+                            budget.over_budget()
+                    b = arg1(value)
+                    if names1 is not None and type(b).__name__ not in names1:
+                        validate([a, b], signature, name)
+                    return function(a, b)
+
+                return call2_constant_first
 
             def call2(value: Any) -> Any:
                 a, b = arg0(value), arg1(value)
