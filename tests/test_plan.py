@@ -61,7 +61,8 @@ def test_the_plan_finds_what_each_policy_alone_finds_on_the_examples(monkeypatch
 
 def test_each_applies_to_term_is_tested_at_most_once_a_view(monkeypatch: pytest.MonkeyPatch) -> None:
     linter = Linter(Settings())
-    seen = _views(linter, [str(EXAMPLES / "KG101-serving-no-topology-spread")], monkeypatch)
+    seen = _views(linter, [str(EXAMPLES / "KG101-gpu-replicas-share-power-domain")], monkeypatch)
+    assert len(seen) >= 3
     plan = Plan(linter.workload_policies, linter._interpreter())
     written = sum(len(_conjuncts(p.applies_to.parsed)) for p in linter.workload_policies)
     assert len(plan.tests) < written  # `serving`, `has_gpu`, `training` ... are shared
@@ -141,3 +142,34 @@ def test_the_template_mapper_asks_once_whether_a_path_is_a_file(monkeypatch: pyt
             for f in result.findings] == [("KG201", "rendered.yaml", 10, "nowhere-chart/templates/job.yaml", None),
                                           ("KG201", "rendered.yaml", 28, "nowhere-chart/templates/job.yaml", None)]
     assert asked.count("rendered.yaml") == 1
+
+
+def test_applies_answers_as_the_evaluation_does_and_the_evaluation_reuses_its_answers(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The view builder asks `applies` before it makes the facts only some rules read
+    # (s23-views' guards); the evaluation of that view then tests no term again.
+    from kubegap_lint.engine.evaluate import truthy
+
+    linter = Linter(Settings())
+    seen = _views(linter, [str(EXAMPLES / "KG301-nccl-async-error-handling-off")], monkeypatch)
+    assert len(seen) >= 3
+    interpreter = linter._interpreter()
+    plan = Plan(linter.workload_policies, interpreter)
+    calls = [0]
+
+    def counted(test: Any) -> Any:
+        def count(value: Any) -> Any:
+            calls[0] += 1
+            return test(value)
+        return count
+
+    plan.tests = [counted(t) for t in plan.tests]
+    applying = 0
+    for resource, view in seen:
+        answers = [plan.applies(view, policy) for policy in linter.workload_policies]
+        assert answers == [truthy(interpreter.search(p.applies_to, view)) for p in linter.workload_policies]
+        applying += sum(answers)
+        calls[0] = 0
+        plan.evaluate(view, resource)
+        assert calls[0] == 0
+    assert applying > 0

@@ -132,6 +132,11 @@ class Plan:
         # a policy without applies_to or violation is evaluated by evaluate_workload (None).
         self.entries: list[tuple[Policy, tuple[int, ...], int, Any]] = []
         self.tracked: dict[int, tuple[Any, Any]] = {}  # locate.Tracker's closures, for the run
+        # The terms' answers on the last view asked (kept alive, so its id stays its own):
+        # `applies` fills them before the view is evaluated, and the evaluation reads them.
+        self._view: Any = None
+        self._truth: list[bool | None] = []
+        self._entry_of: dict[int, int] = {}  # id(policy) -> its entry
         terms: dict[str, int] = {}
         for_eaches: dict[str, int] = {}
         for policy in policies:
@@ -153,6 +158,30 @@ class Plan:
                     self.for_eaches.append(interpreter.evaluator(policy.for_each))
                 each = for_eaches[key]
             self.entries.append((policy, tuple(numbers), each, interpreter.evaluator(policy.violation)))
+        self._entry_of = {id(entry[0]): number for number, entry in enumerate(self.entries)}
+
+    def _answers(self, view: Any) -> list[bool | None]:
+        if view is not self._view:
+            self._view, self._truth = view, [None] * len(self.tests)
+        return self._truth
+
+    def applies(self, view: Mapping[str, Any], policy: Policy) -> bool:
+        """Is the policy's applies_to true of the view? The terms' answers are the ones the
+        evaluation of this view then reads (the view builder asks before it makes the facts
+        only such policies read). Raises what the evaluation would raise, remembering nothing."""
+        number = self._entry_of.get(id(policy))
+        entry = self.entries[number] if number is not None else None
+        if entry is None or entry[0] is not policy or entry[3] is None:
+            return truthy(self.interpreter.search(policy.applies_to, view))
+        truth = self._answers(view)
+        tests = self.tests
+        for term in entry[1]:
+            passed = truth[term]
+            if passed is None:
+                passed = truth[term] = truthy(tests[term](view))
+            if not passed:
+                return False
+        return True
 
     def evaluate(self, view: Mapping[str, Any], resource: Resource,
                  tracker: Tracker | None = None) -> list[tuple[Policy, list[Finding] | Exception]]:
@@ -160,7 +189,7 @@ class Plan:
         order; policies that do not apply or find nothing are left out."""
         results: list[tuple[Policy, list[Finding] | Exception]] = []
         tests = self.tests
-        truth: list[bool | None] = [None] * len(tests)
+        truth = self._answers(view)
         elements_of: list[list[Any] | None] = [None] * len(self.for_eaches)
         workload = _Workload(view, resource, self.interpreter, tracker, self.tracked)
         for policy, numbers, each, violation in self.entries:
