@@ -443,6 +443,25 @@ class Compiler:
         functions = self.functions
         spec = functions.FUNCTION_TABLE.get(name)
         checks = _argument_checks(spec, len(args)) if spec is not None else None
+        typed = _typed_array_checks(spec, len(args)) if spec is not None and checks is None else None
+        if typed is not None:
+            # `join(', ', names)`: an argument typed `array-string` has each item's type checked
+            # here; on any doubt jmespath's own check runs and raises its own error.
+            function = spec["function"].__get__(functions)  # type: ignore[index]
+            validate = functions._validate_arguments
+            signature = spec["signature"]  # type: ignore[index]
+
+            def call_typed(value: Any) -> Any:
+                resolved = [arg(value) for arg in args]
+                for found, (names, items) in zip(resolved, typed, strict=True):
+                    if names is None:
+                        continue
+                    if type(found).__name__ not in names or (
+                            items is not None and not all(type(item).__name__ in items for item in found)):
+                        validate(resolved, signature, name)
+                return function(*resolved)
+
+            return call_typed
         if checks is None:
             # Unknown function, wrong arity, variadic or typed array arguments: jmespath's own
             # call does the checks and raises its own errors, after the arguments are evaluated.
@@ -468,6 +487,42 @@ class Compiler:
         if len(args) == 2:
             arg0, arg1 = args
             names0, names1 = checks
+            constant = self._constant_argument(node["children"][1], names1)
+            if constant is not None:
+                # `f(x, 'literal')`, `f(x, param('name'))`: the second argument is the same
+                # value every call, its type checked once here; a parameter is still counted
+                # as its call is, after the first argument (jmespath's order).
+                b, size = constant
+                budget = self.budget
+
+                def call2_constant(value: Any) -> Any:
+                    a = arg0(value)
+                    if size:
+                        budget.produced += size
+                        if budget.produced > budget.limit:
+                            budget.over_budget()
+                    if names0 is not None and type(a).__name__ not in names0:
+                        validate([a, b], signature, name)
+                    return function(a, b)
+
+                return call2_constant
+            constant = self._constant_argument(node["children"][0], names0)
+            if constant is not None:
+                # `contains(param('keys'), @)`: the first argument is the constant one.
+                a, size = constant
+                budget = self.budget
+
+                def call2_constant_first(value: Any) -> Any:
+                    if size:
+                        budget.produced += size
+                        if budget.produced > budget.limit:
+                            budget.over_budget()
+                    b = arg1(value)
+                    if names1 is not None and type(b).__name__ not in names1:
+                        validate([a, b], signature, name)
+                    return function(a, b)
+
+                return call2_constant_first
 
             def call2(value: Any) -> Any:
                 a, b = arg0(value), arg1(value)
@@ -488,6 +543,24 @@ class Compiler:
         return call_n
 
 
+    def _constant_argument(self, node: dict[str, Any], names: frozenset[str] | None) -> tuple[Any, int] | None:
+        """(value, what evaluating it counts) for an argument that is a literal, or a parameter
+        the run has, whose type the function accepts; None for any other argument."""
+        if node.get("type") == "literal":
+            value, size = node["value"], 0
+        elif node.get("type") == "function_expression":
+            found = self._parameter(node)
+            if found is None:
+                return None
+            value = found[0]
+            size = len(value) if isinstance(value, (list, dict, str)) else 0
+        else:
+            return None
+        if names is not None and type(value).__name__ not in names:
+            return None  # refused at every call, with jmespath's error: left to call2
+        return value, size
+
+
 def _argument_checks(spec: dict[str, Any], count: int) -> tuple[frozenset[str] | None, ...] | None:
     """Per argument, the Python type names jmespath accepts (None: any); None when the
     signature needs more than a type-name test (variadic, array subtypes) or the arity is off."""
@@ -506,6 +579,31 @@ def _argument_checks(spec: dict[str, Any], count: int) -> tuple[frozenset[str] |
             return None
         try:
             checks.append(frozenset(n for t in types for n in _TYPE_NAMES[t]))
+        except KeyError:
+            return None
+    return tuple(checks)
+
+
+def _typed_array_checks(spec: dict[str, Any], count: int) -> tuple[tuple[frozenset[str] | None, frozenset[str] | None], ...] | None:
+    """Per argument, (the type names jmespath accepts, the type names each item must have);
+    only for fixed arity, where every argument is untyped, plain types, or exactly one typed
+    array (`array-string`: jmespath checks each item against the one subtype)."""
+    signature = spec["signature"]
+    if any(s.get("variadic") for s in signature) or len(signature) != count:
+        return None
+    checks: list[tuple[frozenset[str] | None, frozenset[str] | None]] = []
+    for argument in signature:
+        types = argument.get("types") or []
+        if not types:
+            checks.append((None, None))
+            continue
+        try:
+            if len(types) == 1 and types[0].startswith("array-"):
+                checks.append((frozenset(_TYPE_NAMES["array"]), frozenset(_TYPE_NAMES[types[0][6:]])))
+            elif any("-" in t for t in types):
+                return None
+            else:
+                checks.append((frozenset(n for t in types for n in _TYPE_NAMES[t]), None))
         except KeyError:
             return None
     return tuple(checks)

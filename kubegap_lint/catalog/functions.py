@@ -33,6 +33,7 @@ class PolicyFunctions(jmespath.functions.Functions):
         super().__init__()
         self.params = params
         self._known_tables: dict[int, tuple[list[Any], frozenset[str], tuple[str, ...]]] = {}
+        self._matchers: dict[str, Any] = {}  # match()'s compiled patterns, by pattern
 
     @jmespath.functions.signature({"types": ["string"]})
     def _func_param(self, name: str) -> Any:
@@ -44,12 +45,19 @@ class PolicyFunctions(jmespath.functions.Functions):
     def _func_match(self, pattern: str, subject: str | None) -> bool:
         if subject is None:
             return False
-        from kubegap_lint.catalog.patterns import PatternError
-
+        matcher = self._matchers.get(pattern)
+        if matcher is None:
+            matcher = _compiled(pattern)
+            if len(self._matchers) < 512:  # computed patterns: a bounded number kept
+                self._matchers[pattern] = matcher
         try:
-            return bool(_compiled(pattern).search(subject[:MAX_MATCH_SUBJECT]))
-        except PatternError as exc:
-            raise JMESPathError(str(exc)) from None
+            return bool(matcher.search(subject[:MAX_MATCH_SUBJECT]))
+        except Exception as exc:
+            from kubegap_lint.catalog.patterns import PatternError
+
+            if isinstance(exc, PatternError):
+                raise JMESPathError(str(exc)) from None
+            raise
 
     @jmespath.functions.signature({"types": ["string", "number", "null"]})
     def _func_quantity(self, value: Any) -> float | None:
@@ -61,13 +69,19 @@ class PolicyFunctions(jmespath.functions.Functions):
         if not subject:
             return False
         lowered = subject.lower()
-        return any(isinstance(n, str) and n.lower() in lowered for n in needles)
+        for needle in needles:  # noqa: SIM110 - a loop, not any(generator): called for every pod
+            if isinstance(needle, str) and needle.lower() in lowered:
+                return True
+        return False
 
     @jmespath.functions.signature({"types": ["string", "null"]}, {"types": ["array"]})
     def _func_starts_with_any(self, subject: str | None, prefixes: list[Any]) -> bool:
         if not subject:
             return False
-        return any(isinstance(p, str) and subject.startswith(p) for p in prefixes)
+        for prefix in prefixes:  # noqa: SIM110 - a loop, not any(generator): for every variable
+            if isinstance(prefix, str) and subject.startswith(prefix):
+                return True
+        return False
 
     @jmespath.functions.signature({"types": ["array"]}, {"types": ["string", "null"]})
     def _func_covering_mount(self, mounts: list[Any], path: str | None) -> Any:
@@ -162,12 +176,18 @@ class PolicyInterpreter:
         found = self._evaluators.get(id(expression))
         if found is not None and found[0] is expression:
             return found[1]
-        evaluate = self._evaluate(expression.parsed)
+        evaluate = self.node_evaluator(expression.parsed)
+        self._evaluators[id(expression)] = (expression, evaluate)
+        return evaluate
+
+    def node_evaluator(self, parsed: dict[str, Any]) -> Any:
+        """A callable value -> result for a parsed tree, each call a search of its own (its own
+        value budget); engine/evaluate.Plan searches the terms of an applies_to this way."""
+        evaluate = self._evaluate(parsed)
         if self._compiled:
             from kubegap_lint.catalog.compile import counts
 
-            if not counts(expression.parsed):  # builds nothing that counts: no budget to reset
-                self._evaluators[id(expression)] = (expression, evaluate)
+            if not counts(parsed):  # builds nothing that counts: no budget to reset
                 return evaluate
         interpreter = self._interpreter
 
@@ -175,7 +195,6 @@ class PolicyInterpreter:
             interpreter.produced = 0  # each search has its own budget of MAX_VALUES
             return evaluate(value)
 
-        self._evaluators[id(expression)] = (expression, bounded)
         return bounded
 
     def _evaluate(self, parsed: dict[str, Any]) -> Any:

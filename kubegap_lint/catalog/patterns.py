@@ -38,12 +38,26 @@ def _re2_options() -> Any:
     return options
 
 
+# A matcher remembers its answers for short subjects: policies match the same few values
+# (`1`, `INFO`, `false`) on every pod, and google-re2's search costs microseconds a call
+# (it encodes the subject and builds a match object). Bounded: at most this many subjects of
+# at most this many characters a pattern.
+_REMEMBERED_SUBJECTS = 2048
+_REMEMBERED_LENGTH = 256
+
+
 class _Re2Matcher:
     def __init__(self, compiled: Any) -> None:
         self._compiled = compiled
+        self._known: dict[str, bool] = {}
 
     def search(self, subject: str) -> bool:
-        return self._compiled.search(subject) is not None
+        found = self._known.get(subject)
+        if found is None:
+            found = self._compiled.search(subject) is not None
+            if len(subject) <= _REMEMBERED_LENGTH and len(self._known) < _REMEMBERED_SUBJECTS:
+                self._known[subject] = found
+        return found
 
 
 class _TimedMatcher:

@@ -100,75 +100,226 @@ def locate(policy: Policy, element: Any, element_where: Any, resource: Resource,
     return first_missing or _place(resource, path_of(element_where), "")
 
 
+def _conjuncts(node: dict[str, Any]) -> list[dict[str, Any]]:
+    """`a && b && c` as [a, b, c] (jmespath parses it as ((a && b) && c)): the expression is
+    truthy when each is, tried in order until one is not, as `&&` itself stops."""
+    found = []
+    while node.get("type") == "and_expression":
+        found.append(node["children"][1])
+        node = node["children"][0]
+    found.append(node)
+    found.reverse()
+    return found
+
+
+class Plan:
+    """The run's workload policies, arranged once for every view.
+
+    Rules ask the same of a view: `serving && has_gpu && ...` opens five of them, and their
+    applies_to share leading terms (KG101's is KG103's and one more). Each applies_to is split
+    into its `&&` terms, every distinct term (by its parsed tree) is tested at most once a
+    view, and a rule whose applies_to is false costs a few list reads. A for_each several
+    rules share (`pods[?nccl_gpu]`) is searched once a view too. Each term is its own search,
+    with its own value budget (functions.MAX_VALUES), as each expression is; a term that raises
+    is not remembered, so every rule that asks it reports the error, as before. The rest of a
+    rule (violation per element, then what a finding needs) is `_findings`."""
+
+    def __init__(self, policies: Iterable[Policy], interpreter: Any) -> None:
+        self.interpreter = interpreter
+        self.tests: list[Any] = []  # the distinct applies_to terms, compiled
+        self.for_eaches: list[Any] = []  # the distinct for_each expressions, compiled
+        # (policy, its terms' numbers, its for_each's number or -1, its violation compiled);
+        # a policy without applies_to or violation is evaluated by evaluate_workload (None).
+        self.entries: list[tuple[Policy, tuple[int, ...], int, Any]] = []
+        self.tracked: dict[int, tuple[Any, Any]] = {}  # locate.Tracker's closures, for the run
+        # The terms' answers on the last view asked (kept alive, so its id stays its own):
+        # `applies` fills them before the view is evaluated, and the evaluation reads them.
+        self._view: Any = None
+        self._truth: list[bool | None] = []
+        self._entry_of: dict[int, int] = {}  # id(policy) -> its entry
+        terms: dict[str, int] = {}
+        for_eaches: dict[str, int] = {}
+        for policy in policies:
+            if policy.applies_to is None or policy.violation is None:
+                self.entries.append((policy, (), -1, None))
+                continue
+            numbers = []
+            for node in _conjuncts(policy.applies_to.parsed):
+                key = repr(node)
+                if key not in terms:
+                    terms[key] = len(self.tests)
+                    self.tests.append(interpreter.node_evaluator(node))
+                numbers.append(terms[key])
+            each = -1
+            if policy.for_each is not None:
+                key = repr(policy.for_each.parsed)
+                if key not in for_eaches:
+                    for_eaches[key] = len(self.for_eaches)
+                    self.for_eaches.append(interpreter.evaluator(policy.for_each))
+                each = for_eaches[key]
+            self.entries.append((policy, tuple(numbers), each, interpreter.evaluator(policy.violation)))
+        self._entry_of = {id(entry[0]): number for number, entry in enumerate(self.entries)}
+
+    def _answers(self, view: Any) -> list[bool | None]:
+        if view is not self._view:
+            self._view, self._truth = view, [None] * len(self.tests)
+        return self._truth
+
+    def applies(self, view: Mapping[str, Any], policy: Policy) -> bool:
+        """Is the policy's applies_to true of the view? The terms' answers are the ones the
+        evaluation of this view then reads (the view builder asks before it makes the facts
+        only such policies read). Raises what the evaluation would raise, remembering nothing."""
+        number = self._entry_of.get(id(policy))
+        entry = self.entries[number] if number is not None else None
+        if entry is None or entry[0] is not policy or entry[3] is None:
+            return truthy(self.interpreter.search(policy.applies_to, view))
+        truth = self._answers(view)
+        tests = self.tests
+        for term in entry[1]:
+            passed = truth[term]
+            if passed is None:
+                passed = truth[term] = truthy(tests[term](view))
+            if not passed:
+                return False
+        return True
+
+    def evaluate(self, view: Mapping[str, Any], resource: Resource,
+                 tracker: Tracker | None = None) -> list[tuple[Policy, list[Finding] | Exception]]:
+        """Each policy's findings on one view, or the exception that stopped it, in policy
+        order; policies that do not apply or find nothing are left out."""
+        results: list[tuple[Policy, list[Finding] | Exception]] = []
+        tests = self.tests
+        truth = self._answers(view)
+        elements_of: list[list[Any] | None] = [None] * len(self.for_eaches)
+        workload = _Workload(view, resource, self.interpreter, tracker, self.tracked)
+        for policy, numbers, each, violation in self.entries:
+            try:
+                if violation is None:
+                    alone = list(evaluate_workload([policy], view, resource, self.interpreter, workload.tracker))
+                    if alone:
+                        results.append((policy, alone))
+                    continue
+                for number in numbers:
+                    passed = truth[number]
+                    if passed is None:
+                        value = tests[number](view)
+                        passed = truth[number] = not (value is None or value is False or (
+                            not value and isinstance(value, (str, list, dict))))
+                    if not passed:
+                        break
+                else:
+                    if each < 0:
+                        elements: list[Any] = [view]
+                    else:
+                        elements = elements_of[each]  # type: ignore[assignment]
+                        if elements is None:
+                            elements = elements_of[each] = _elements(self.for_eaches[each](view))
+                    found: list[Finding] | None = None
+                    for number, element in enumerate(elements):
+                        value = violation(element)
+                        if value is None or value is False or (not value and isinstance(value, (str, list, dict))):
+                            continue
+                        if found is None:
+                            found = []
+                        found.append(workload.finding(policy, elements, number, element))
+                    if found:
+                        results.append((policy, found))
+            except Exception as exc:  # noqa: BLE001 - the run reports it, naming the policy
+                results.append((policy, exc))
+        return results
+
+
+class _Workload:
+    """What the findings of one workload share, made at the first finding that needs it."""
+
+    def __init__(self, view: Mapping[str, Any], resource: Resource, interpreter: Any,
+                 tracker: Tracker | None, tracked: dict[int, tuple[Any, Any]] | None = None) -> None:
+        self.view = view
+        self.tracked = tracked
+        self.resource = resource
+        self.interpreter = interpreter
+        self._tracker = tracker
+        self.ref: Any = None
+        self.found_by_role: dict[Any, Any] | None = None
+        self.places: dict[int, list[Any]] = {}  # id(policy) -> the for_each elements' path maps
+
+    @property
+    def tracker(self) -> Tracker:
+        if self._tracker is None:
+            self._tracker = Tracker(self.interpreter.visit, self.resource.data, self.resource.base, self.tracked)
+        return self._tracker
+
+    def finding(self, policy: Policy, elements: list[Any], number: int, element: Any) -> Finding:
+        view, resource, interpreter = self.view, self.resource, self.interpreter
+        tracker = self.tracker
+        # An element that is a view or a record carries its paths; one the for_each builds
+        # (`{node: ..., why: ...}`) gets them from evaluating the for_each again, with paths.
+        element_where = own(element)
+        if element_where is None:
+            places = self.places.get(id(policy))
+            if places is None:
+                places = self.places[id(policy)] = _element_places(policy, view, tracker)
+            element_where = places[number] if number < len(places) else None
+        place = locate(policy, element, element_where, resource, tracker)
+        assert policy.message is not None
+        message = policy.message.render(element, interpreter)
+        severity = policy.severity
+        if policy.severity_expr is not None:
+            chosen = interpreter.search(policy.severity_expr, element)
+            if isinstance(chosen, str) and chosen in ("error", "warning", "note"):
+                severity = Severity(chosen)
+        role = element.get("role") if isinstance(element, dict) else None
+        container = None
+        if isinstance(element, dict):
+            # A container view has an index; a per-variable record names its container.
+            container = element.get("name") if "index" in element else element.get("container")
+        found_by = element.get("found_by") if isinstance(element, dict) else None
+        if not isinstance(found_by, str) and isinstance(role, str):
+            if self.found_by_role is None:
+                self.found_by_role = {p.get("role"): p.get("found_by") for p in view.get("pods") or []
+                                      if isinstance(p, dict)}
+            found_by = self.found_by_role.get(role)
+        if not isinstance(found_by, str):
+            found_by = view.get("found_by")
+        if self.ref is None:
+            self.ref = resource.ref()
+        return Finding(
+            rule_id=policy.id,
+            rule_name=policy.name,
+            severity=severity,
+            message=message,
+            location=place.location,
+            resource=self.ref,
+            role=role if isinstance(role, str) else None,
+            container=container if isinstance(container, str) else None,
+            document_index=resource.document_index,
+            template=resource.helm_source,
+            node_path=f"{_element_path(element, number)}|{place.matched}",
+            evidence=policy.evidence,
+            key_path=place.key_path,
+            missing=place.missing,
+            found_by=found_by if isinstance(found_by, str) else None,
+        )
+
+
 def evaluate_workload(
     policies: Iterable[Policy], view: Mapping[str, Any], resource: Resource, interpreter: Any,
     tracker: Tracker | None = None,
 ) -> Iterator[Finding]:
     """Every finding of the given policies on one workload view; `interpreter` is the run's
     functions.PolicyInterpreter. `tracker` locates the findings (one per resource serves every
-    policy; made here when not given)."""
-    # The run calls this once per policy: what only a finding needs is made at the first one.
-    ref: Any = None
-    found_by_role: dict[Any, Any] | None = None
+    policy; made here when not given). A run evaluates through a `Plan`; this is the same
+    evaluation, one policy after another, for a policy the plan does not arrange."""
     search = interpreter.search
     on_view = getattr(interpreter, "search_view", search)  # shared by the rules that ask the same
+    workload = _Workload(view, resource, interpreter, tracker)
     for policy in policies:
         if not truthy(on_view(policy.applies_to, view)):
             continue  # nothing else of the policy is evaluated
         elements = _elements(on_view(policy.for_each, view)) if policy.for_each else [view]
-        places: list[Any] | None = None
         for number, element in enumerate(elements):
-            if not truthy(search(policy.violation, element)):
-                continue
-            if tracker is None:
-                tracker = Tracker(interpreter.visit, resource.data, resource.base)
-            # An element that is a view or a record carries its paths; one the for_each builds
-            # (`{node: ..., why: ...}`) gets them from evaluating the for_each again, with paths.
-            element_where = own(element)
-            if element_where is None:
-                if places is None:
-                    places = _element_places(policy, view, tracker)
-                element_where = places[number] if number < len(places) else None
-            place = locate(policy, element, element_where, resource, tracker)
-            assert policy.message is not None
-            message = policy.message.render(element, interpreter)
-            severity = policy.severity
-            if policy.severity_expr is not None:
-                chosen = interpreter.search(policy.severity_expr, element)
-                if isinstance(chosen, str) and chosen in ("error", "warning", "note"):
-                    severity = Severity(chosen)
-            role = element.get("role") if isinstance(element, dict) else None
-            container = None
-            if isinstance(element, dict):
-                # A container view has an index; a per-variable record names its container.
-                container = element.get("name") if "index" in element else element.get("container")
-            found_by = element.get("found_by") if isinstance(element, dict) else None
-            if not isinstance(found_by, str) and isinstance(role, str):
-                if found_by_role is None:
-                    found_by_role = {p.get("role"): p.get("found_by") for p in view.get("pods") or []
-                                     if isinstance(p, dict)}
-                found_by = found_by_role.get(role)
-            if not isinstance(found_by, str):
-                found_by = view.get("found_by")
-            if ref is None:
-                ref = resource.ref()
-            yield Finding(
-                rule_id=policy.id,
-                rule_name=policy.name,
-                severity=severity,
-                message=message,
-                location=place.location,
-                resource=ref,
-                role=role if isinstance(role, str) else None,
-                container=container if isinstance(container, str) else None,
-                document_index=resource.document_index,
-                template=resource.helm_source,
-                node_path=f"{_element_path(element, number)}|{place.matched}",
-                evidence=policy.evidence,
-                key_path=place.key_path,
-                missing=place.missing,
-                found_by=found_by if isinstance(found_by, str) else None,
-            )
+            if truthy(search(policy.violation, element)):
+                yield workload.finding(policy, elements, number, element)
 
 
 def view_needs(policies: Iterable[Policy]) -> frozenset[str] | None:

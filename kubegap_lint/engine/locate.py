@@ -82,63 +82,143 @@ class Tracker:
     A mapping or list met with no known path (a fact that holds a manifest node, such as a
     serving container's `preStop` hook) is looked up among the nodes of the document itself
     (`data`, whose key path is `base`): by identity, which is safe here, as the document is
-    alive while its findings are located."""
+    alive while its findings are located.
 
-    def __init__(self, visit: Any, data: Any = None, base: tuple[str | int, ...] = ()) -> None:
+    Each tree is turned once into closures (`_compile`: one a node, no dispatch on the node's
+    type per step), kept in `compiled`, which the trackers of one run share (the closures hold
+    no resource: the tracker is passed in)."""
+
+    def __init__(self, visit: Any, data: Any = None, base: tuple[str | int, ...] = (),
+                 compiled: dict[int, tuple[Any, Any]] | None = None) -> None:
         self.visit = visit
         self._data = data
         self._base = base
         self._paths: dict[int, tuple[str | int, ...]] | None = None
+        self.compiled: dict[int, tuple[Any, Any]] = {} if compiled is None else compiled
 
     def _known(self, value: Any, where: Where) -> Where:
         # Mappings only: the lists a view holds (pods, containers) are the view's own, and a
         # manifest list is reached by its path.
         if where is not None or not isinstance(value, dict) or self._data is None or "key_paths" in value:
             return where
+        if value is self._data:  # the document itself (a view's `resource`): no walk needed
+            return self._base
         if self._paths is None:
             self._paths = node_paths(self._data, self._base)
         return self._paths.get(id(value))
 
     def track(self, node: dict[str, Any], value: Any, where: Where) -> tuple[Any, Where]:
-        value, where = self._track(node, value, where)
-        return value, self._known(value, where)
+        found = self.compiled.get(id(node))
+        if found is None or found[0] is not node:
+            found = (node, _compile(node, self.visit, self.compiled))
+        return found[1](value, where, self)  # type: ignore[no-any-return]
 
-    def _track(self, node: dict[str, Any], value: Any, where: Where) -> tuple[Any, Where]:
-        kind = node["type"]
-        children = node["children"]
-        if kind == "field":
-            return _field(value, where, node["value"])
-        if kind == "subexpression" or kind == "pipe":
-            for child in children:
-                value, where = self.track(child, value, where)
-            return value, where
-        if kind in ("identity", "current"):
-            return value, where if where is not None else own(value)
-        if kind == "index_expression":
-            value, where = self.track(children[0], value, where)
-            return self.track(children[1], value, where)
-        if kind == "index":
-            return _item(value, where, node["value"])
-        if kind in ("projection", "filter_projection"):
-            base, base_where = self.track(children[0], value, where)
+
+Step = Any  # (value, where, tracker) -> (value, where)
+
+
+def _compile(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -> Step:
+    """A tree as closures, each giving (value, where) as the node selects them. The node is
+    kept with its closures, so its id stays its own."""
+    found = cache.get(id(node))
+    if found is not None and found[0] is node:
+        return found[1]
+    step = _step(node, visit, cache)
+    cache[id(node)] = (node, step)
+    return step
+
+
+# The node types the tracker follows with paths; every other node's value is computed, and
+# its place is the value's own (a view) or the manifest node it is.
+_FOLLOWED = frozenset({"field", "subexpression", "pipe", "index_expression", "identity", "current", "index",
+                       "projection", "filter_projection", "flatten", "or_expression", "and_expression",
+                       "multi_select_dict", "multi_select_list"})
+
+
+def _computed(node: dict[str, Any]) -> bool:
+    """Does tracking this tree give what computing it gives, placed by its value alone? So for
+    a computed node, and for `&&` and `||` of such (`kind == 'Job' && x == null`): a falsy
+    value has no own place, `&&` computes its left side anyway and gives its right side's
+    value, `||` gives one side's. Such a tree is computed in one step, not node by node."""
+    kind = node.get("type")
+    if kind not in _FOLLOWED:
+        return True
+    children = node.get("children") or []
+    if kind == "and_expression" and len(children) == 2:
+        return _computed(children[1])
+    if kind == "or_expression" and len(children) == 2:
+        return _computed(children[0]) and _computed(children[1])
+    return False
+
+
+def _step(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -> Step:
+    kind = node["type"]
+    children = node["children"]
+    if kind in ("and_expression", "or_expression") and _computed(node):
+        kind = "computed"
+    if kind == "field":
+        name = node["value"]
+
+        def field(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
+            value, where = _field(value, where, name)
+            return value, tracker._known(value, where)
+
+        return field
+    if kind in ("subexpression", "pipe", "index_expression"):
+        steps = tuple(_compile(child, visit, cache) for child in children)
+
+        def chain(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
+            for step in steps:
+                value, where = step(value, where, tracker)
+            return value, tracker._known(value, where)
+
+        return chain
+    if kind in ("identity", "current"):
+        def same(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
+            return value, tracker._known(value, where if where is not None else own(value))
+
+        return same
+    if kind == "index":
+        position = node["value"]
+
+        def index(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
+            value, where = _item(value, where, position)
+            return value, tracker._known(value, where)
+
+        return index
+    if kind == "filter_projection" and children[0].get("type") == "multi_select_list":
+        return _filter_selected(children, visit, cache)
+    if kind in ("projection", "filter_projection"):
+        base_step = _compile(children[0], visit, cache)
+        item_step = _compile(children[1], visit, cache)
+        condition = children[2] if kind == "filter_projection" else None
+
+        def project(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
+            base, base_where = base_step(value, where, tracker)
             if not isinstance(base, list):
-                return None, None
+                return None, None  # _known(None, None) is None
             values: list[Any] = []
             places: list[Where] = []
             for number in range(len(base)):
                 item, item_where = _item(base, base_where, number)
-                if kind == "filter_projection" and not _truthy(self.visit(children[2], item)):
+                if condition is not None and not _truthy(visit(condition, item)):
                     continue
-                result, result_where = self.track(children[1], item, item_where)
+                result, result_where = item_step(item, item_where, tracker)
                 if result is not None:
                     values.append(result)
                     places.append(result_where)
-            return values, places
-        if kind == "flatten":
-            base, base_where = self.track(children[0], value, where)
+            return values, places  # a list of paths: _known leaves it
+
+        return project
+    if kind == "flatten":
+        base_step = _compile(children[0], visit, cache)
+
+        def flatten(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
+            base, base_where = base_step(value, where, tracker)
             if not isinstance(base, list):
                 return None, None
-            values, places = [], []
+            values: list[Any] = []
+            places: list[Where] = []
             for number, element in enumerate(base):
                 _, element_where = _item(base, base_where, number)
                 if isinstance(element, list):
@@ -150,27 +230,86 @@ class Tracker:
                     values.append(element)
                     places.append(element_where)
             return values, places
-        if kind == "or_expression":
-            left = self.track(children[0], value, where)
-            return left if _truthy(left[0]) else self.track(children[1], value, where)
-        if kind == "and_expression":
-            left = self.visit(children[0], value)
-            return (left, None) if not _truthy(left) else self.track(children[1], value, where)
-        if kind == "multi_select_dict":
+
+        return flatten
+    if kind == "or_expression":
+        left_step = _compile(children[0], visit, cache)
+        right_step = _compile(children[1], visit, cache)
+
+        def either(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
+            left = left_step(value, where, tracker)
+            value, where = left if _truthy(left[0]) else right_step(value, where, tracker)
+            return value, tracker._known(value, where)
+
+        return either
+    if kind == "and_expression":
+        left_node = children[0]
+        right_step = _compile(children[1], visit, cache)
+
+        def both(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
+            left = visit(left_node, value)
+            if not _truthy(left):
+                return left, tracker._known(left, None)
+            value, where = right_step(value, where, tracker)
+            return value, tracker._known(value, where)
+
+        return both
+    if kind == "multi_select_dict":
+        pairs = tuple((pair["value"], _compile(pair["children"][0], visit, cache)) for pair in children)
+
+        def select_dict(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
             if value is None:
                 return None, None
             selected: dict[str, Any] = {}
             paths: dict[str, Where] = {}
-            for pair in children:
-                selected[pair["value"]], paths[pair["value"]] = self.track(pair["children"][0], value, where)
-            return selected, paths
-        if kind == "multi_select_list":
+            for key, step in pairs:
+                selected[key], paths[key] = step(value, where, tracker)
+            return selected, tracker._known(selected, paths)
+
+        return select_dict
+    if kind == "multi_select_list":
+        steps = tuple(_compile(child, visit, cache) for child in children)
+
+        def select_list(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
             if value is None:
                 return None, None
-            pairs = [self.track(child, value, where) for child in children]
+            pairs = [step(value, where, tracker) for step in steps]
             return [v for v, _ in pairs], [w for _, w in pairs]
-        result_value = self.visit(node, value)
-        return result_value, own(result_value)
+
+        return select_list
+
+    def computed(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
+        result = visit(node, value)
+        return result, tracker._known(result, own(result))
+
+    return computed
+
+
+def _filter_selected(children: list[Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -> Step:
+    """`[{hit: ..., node: ...}, {...}][?hit]`: each entry is computed, and only an entry the
+    filter keeps is followed with its paths (the same value, the same places: only the paths
+    of the entries left out are not made)."""
+    parts = children[0]["children"]
+    part_steps = tuple(_compile(part, visit, cache) for part in parts)
+    item_step = _compile(children[1], visit, cache)
+    condition = children[2]
+
+    def project_selected(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
+        if value is None:
+            return None, None
+        values: list[Any] = []
+        places: list[Where] = []
+        for part, step in zip(parts, part_steps, strict=True):
+            if not _truthy(visit(condition, visit(part, value))):
+                continue
+            item, item_where = step(value, where, tracker)
+            result, result_where = item_step(item, item_where if item_where is not None else own(item), tracker)
+            if result is not None:
+                values.append(result)
+                places.append(result_where)
+        return values, places
+
+    return project_selected
 
 
 def node_paths(data: Any, base: tuple[str | int, ...]) -> dict[int, tuple[str | int, ...]]:

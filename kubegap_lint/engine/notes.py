@@ -31,17 +31,20 @@ def not_judged_notes(note: Policy, policies: list[Policy], view: Mapping[str, An
                      resource: Resource) -> Iterator[Finding]:
     if not view.get("has_gpu"):
         return
+    unrendered = view.get("unrendered_counts")
+    missing = view.get("runtime_missing")
+    if not unrendered and not missing:
+        return  # what most workloads lack: nothing
     ref = resource.ref()
     wanted: list[tuple[str, Any, str, str | None]] = []
-    counts = _silenced(policies, view, "counts")
-    for entry in view.get("unrendered_counts") or []:
+    counts = _silenced(policies, view, "counts") if unrendered else []
+    for entry in unrendered or []:
         if counts:
             wanted.append((
                 f"{entry['field']} is {entry['value']!r}, an unrendered placeholder: "
                 f"{', '.join(counts)} need this count and did not judge {ref.display()}",
                 entry.get("node"), f"counts/{entry['field']}", str(entry["field"]).rsplit(".", 1)[-1]))
-    missing = view.get("runtime_missing")
-    runtime = _silenced(policies, view, "runtime")
+    runtime = _silenced(policies, view, "runtime") if missing else []
     if missing and runtime:
         wanted.append((
             f"{missing['kind']} {missing['name']} is not in the input: the pods of {ref.display()} are "

@@ -32,6 +32,7 @@ from kubegap_lint.workloads.kinds import KindRule, KindTable, load_kind_table
 
 if TYPE_CHECKING:
     from kubegap_lint.engine.estimate import Estimate
+    from kubegap_lint.engine.evaluate import Plan
     from kubegap_lint.workloads.views import ViewBuilder
     from kubegap_lint.workloads.viewtypes import WorkloadView
 
@@ -316,12 +317,21 @@ class _Run:
         self._builder: ViewBuilder | None = None  # made at the first workload (start-up: an input
         # without workloads never imports the view modules)
         self._interpreter: Any = None  # made at the first workload (start-up: none imports jmespath)
+        self._plan: Plan | None = None  # the same
 
     @property
     def interpreter(self) -> Any:
         if self._interpreter is None:
             self._interpreter = self.linter._interpreter()
         return self._interpreter
+
+    @property
+    def plan(self) -> Plan:
+        if self._plan is None:
+            from kubegap_lint.engine.evaluate import Plan
+
+            self._plan = Plan(self.linter.workload_policies, self.interpreter)
+        return self._plan
 
     @property
     def builder(self) -> ViewBuilder:
@@ -397,23 +407,20 @@ class _Run:
 
             for finding in not_judged_notes(note, self.linter.workload_policies, view, resource):
                 self.findings.add(self.suppressor.apply(self.templates.map(finding, document=_document(resource)), resource))
-        from kubegap_lint.engine.evaluate import evaluate_workload, key_path_of  # not without workloads
-        from kubegap_lint.engine.locate import Tracker
+        from kubegap_lint.engine.evaluate import key_path_of  # not without workloads
 
-        tracker = Tracker(self.interpreter.visit, resource.data, resource.base)  # one per resource
-        for policy in self.linter.workload_policies:
-            try:
-                findings = list(evaluate_workload([policy], view, resource, self.interpreter, tracker))
-            except Exception as exc:  # a policy met data it cannot handle: say so, go on
+        document = _document(resource)
+        for policy, outcome in self.plan.evaluate(view, resource):
+            if isinstance(outcome, Exception):  # a policy met data it cannot handle: say so, go on
                 self.errors.append(InputError(
                     resource.path,
                     f"policy {policy.id} ({policy.path}) could not be evaluated on {_ref_text(resource)}: "
-                    f"{_exc_text(exc)}",
+                    f"{_exc_text(outcome)}",
                     resource.start.line, resource.start.column,
                 ))
                 continue
-            for finding in findings:
-                mapped = self.templates.map(finding, lambda f: key_path_of(resource, f), _document(resource))
+            for finding in outcome:
+                mapped = self.templates.map(finding, lambda f: key_path_of(resource, f), document)
                 self.findings.add(self.suppressor.apply(mapped, resource))
 
     def result(self, stats: ReadStats) -> LintResult:

@@ -179,6 +179,9 @@ class TemplateMapper:
         self.hooks: set[tuple[str, int]] = set()  # (stream, document number) of the Helm hooks
         self._values: dict[str, Any] = {}  # values_lines.ValuesIndex by chart folder
         self._define_index: dict[str, dict[str, tuple[str, list[str], int]]] = {}  # by chart folder
+        # Is a finding's path a file? Asked once a path a run (every finding of a rendered
+        # stream asks it): the run reads its inputs, it does not expect them to come and go.
+        self._is_file: dict[str, bool] = {}
 
     def note(self, resource: Resource) -> None:
         if resource.helm_source is not None:
@@ -302,7 +305,13 @@ class TemplateMapper:
         (stdin, an in-process render) it points at the template its `# Source:` names, else at
         its chart's Chart.yaml, line 1, approximate: every finding keeps a place in the
         repository (SARIF needs one), and the rendered place is kept beside it."""
-        if os.path.isfile(finding.location.path) or finding.template is None:
+        if finding.template is None:
+            return finding
+        path = finding.location.path
+        is_file = self._is_file.get(path)
+        if is_file is None:
+            is_file = self._is_file[path] = os.path.isfile(path)
+        if is_file:
             return finding
         target = template
         if target is None and self._charts is not None:

@@ -393,6 +393,8 @@ class Suppressor:
     def apply(self, finding: Finding, resource: Resource | None = None) -> Finding:
         """The finding with the first suppression that covers it recorded (inline, annotation,
         configuration); `resource` is the one it is about, to tell which container a line is in."""
+        if not (self.by_line or self.by_resource or self.exemptions):
+            return finding  # the input and the configuration suppress nothing (most runs)
         place = _file_of(finding)
         container = _container_finder(finding, resource, place.line)
         for directive in self.by_line.get((place.path, place.line), ()):

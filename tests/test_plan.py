@@ -1,0 +1,175 @@
+"""The run's evaluation plan (engine/evaluate.Plan) against evaluating each policy alone, and
+the run-wide memories the evaluation keeps (match() answers, isfile answers)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import EXAMPLES
+
+from kubegap_lint.config.settings import Settings
+from kubegap_lint.engine.evaluate import Plan, _conjuncts, evaluate_workload
+from kubegap_lint.engine.run import Linter
+from kubegap_lint.workloads import views as views_module
+
+GPU_JOB = (EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml").read_text()
+
+
+def _views(linter: Linter, paths: list[str], monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, Any]]:
+    """(resource, view) of every workload a lint of the paths evaluates."""
+    seen: list[tuple[Any, Any]] = []
+    build = views_module.ViewBuilder.workload_view
+
+    def keep(builder: Any, resource: Any, rule: Any) -> Any:
+        view = build(builder, resource, rule)
+        if view is not None:
+            seen.append((resource, view))
+        return view
+
+    monkeypatch.setattr(views_module.ViewBuilder, "workload_view", keep)
+    linter.lint_paths(paths)
+    monkeypatch.undo()
+    return seen
+
+
+def _alone(policy: Any, view: Any, resource: Any, interpreter: Any) -> list[Any] | str:
+    try:
+        return list(evaluate_workload([policy], view, resource, interpreter))
+    except Exception as exc:  # noqa: BLE001 - compared with what the plan reports
+        return f"{type(exc).__name__}: {exc}"
+
+
+def test_the_plan_finds_what_each_policy_alone_finds_on_the_examples(monkeypatch: pytest.MonkeyPatch) -> None:
+    linter = Linter(Settings())
+    seen = _views(linter, [str(EXAMPLES)], monkeypatch)
+    assert len(seen) > 100
+    interpreter = linter._interpreter()
+    plan = Plan(linter.workload_policies, interpreter)
+    found = 0
+    for resource, view in seen:
+        by_plan = {policy.id: (outcome if isinstance(outcome, list) else f"{type(outcome).__name__}: {outcome}")
+                   for policy, outcome in plan.evaluate(view, resource)}
+        for policy in linter.workload_policies:
+            alone = _alone(policy, view, resource, interpreter)
+            assert by_plan.get(policy.id, []) == alone, (policy.id, resource.path, resource.document_index)
+            found += len(alone) if isinstance(alone, list) else 0
+    assert found > 100
+
+
+def test_each_applies_to_term_is_tested_at_most_once_a_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    linter = Linter(Settings())
+    seen = _views(linter, [str(EXAMPLES / "KG101-gpu-replicas-share-power-domain")], monkeypatch)
+    assert len(seen) >= 3
+    plan = Plan(linter.workload_policies, linter._interpreter())
+    written = sum(len(_conjuncts(p.applies_to.parsed)) for p in linter.workload_policies)
+    assert len(plan.tests) < written  # `serving`, `has_gpu`, `training` ... are shared
+    calls = [0] * len(plan.tests)
+
+    def counted(number: int, test: Any) -> Any:
+        def count(value: Any) -> Any:
+            calls[number] += 1
+            return test(value)
+        return count
+
+    plan.tests = [counted(n, t) for n, t in enumerate(plan.tests)]
+    for resource, view in seen:
+        calls[:] = [0] * len(calls)
+        plan.evaluate(view, resource)
+        assert max(calls) == 1 and calls[0] == 1  # the first rule's first term is always asked
+
+
+TERM_POLICY = """id: {id}
+name: {name}
+title: A test policy
+severity: warning
+precision: high
+applies_to: "{applies_to}"
+violation: "`true`"
+message: "a message"
+evidence: [pytorch-dataloader-shm-k8s]
+help: |
+  Help.
+"""
+
+
+def test_a_shared_term_that_fails_is_reported_for_every_policy_that_asks_it(tmp_path: Path) -> None:
+    # join() refuses the pod views (objects): the term raises for each rule whose earlier terms
+    # hold, and a rule whose first term is false never reaches it, as `&&` stops.
+    failing = "join(', ', pods)"
+    for number, (name, applies_to) in enumerate([("first", f"has_gpu && {failing}"),
+                                                 ("second", f"has_gpu && {failing} && training"),
+                                                 ("third", f"!has_gpu && {failing}"),
+                                                 ("fourth", "has_gpu && training")]):
+        policy_id = f"KG9{number:02d}"
+        (tmp_path / f"{policy_id}-{name}.yaml").write_text(
+            TERM_POLICY.format(id=policy_id, name=name, applies_to=applies_to))
+    linter = Linter(Settings(policy_dirs=[tmp_path], select=["KG900", "KG901", "KG902", "KG903"]))
+    result = linter.lint_texts([("job.yaml", GPU_JOB)])
+    assert [e.message.split(" (")[0] for e in result.errors] == ["policy KG900", "policy KG901"]
+    assert all("could not be evaluated on Job" in e.message and "join()" in e.message for e in result.errors)
+    assert [(f.rule_id, f.location.line) for f in result.findings] == [("KG903", 2)]  # kind: Job
+
+
+def test_an_re2_matcher_remembers_short_subjects_and_answers_the_same() -> None:
+    from kubegap_lint.catalog import patterns
+
+    matcher = patterns.compile_pattern(r"(?i)^\s*(0|false)\s*$")
+    subjects = ["0", " FALSE ", "1", "", "x" * (patterns._REMEMBERED_LENGTH + 1) + "0"]
+    first = [matcher.search(s) for s in subjects]
+    assert first == [True, True, False, False, False]
+    assert [matcher.search(s) for s in subjects] == first
+    for number in range(patterns._REMEMBERED_SUBJECTS + 10):
+        matcher.search(f"{number}")
+    assert len(matcher._known) == patterns._REMEMBERED_SUBJECTS  # bounded
+    assert matcher.search("0") is True and matcher.search(str(patterns._REMEMBERED_SUBJECTS + 5)) is False
+
+
+RENDERED = """# Source: nowhere-chart/templates/job.yaml
+""" + GPU_JOB
+
+
+def test_the_template_mapper_asks_once_whether_a_path_is_a_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Rendered documents whose chart is nowhere: each finding keeps its place, and the path
+    # (no file: an in-memory stream) is looked up once for the run, not once a finding.
+    asked: list[str] = []
+    isfile = os.path.isfile
+    monkeypatch.setattr(os.path, "isfile", lambda p: asked.append(str(p)) or isfile(p))
+    result = Linter(Settings(select=["KG201"])).lint_texts([("rendered.yaml", RENDERED + "---\n" + RENDERED)])
+    assert [(f.rule_id, f.location.path, f.location.line, f.template, f.rendered_location)
+            for f in result.findings] == [("KG201", "rendered.yaml", 10, "nowhere-chart/templates/job.yaml", None),
+                                          ("KG201", "rendered.yaml", 28, "nowhere-chart/templates/job.yaml", None)]
+    assert asked.count("rendered.yaml") == 1
+
+
+def test_applies_answers_as_the_evaluation_does_and_the_evaluation_reuses_its_answers(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The view builder asks `applies` before it makes the facts only some rules read
+    # (s23-views' guards); the evaluation of that view then tests no term again.
+    from kubegap_lint.engine.evaluate import truthy
+
+    linter = Linter(Settings())
+    seen = _views(linter, [str(EXAMPLES / "KG301-nccl-async-error-handling-off")], monkeypatch)
+    assert len(seen) >= 3
+    interpreter = linter._interpreter()
+    plan = Plan(linter.workload_policies, interpreter)
+    calls = [0]
+
+    def counted(test: Any) -> Any:
+        def count(value: Any) -> Any:
+            calls[0] += 1
+            return test(value)
+        return count
+
+    plan.tests = [counted(t) for t in plan.tests]
+    applying = 0
+    for resource, view in seen:
+        answers = [plan.applies(view, policy) for policy in linter.workload_policies]
+        assert answers == [truthy(interpreter.search(p.applies_to, view)) for p in linter.workload_policies]
+        applying += sum(answers)
+        calls[0] = 0
+        plan.evaluate(view, resource)
+        assert calls[0] == 0
+    assert applying > 0
