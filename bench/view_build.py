@@ -55,7 +55,7 @@ def main() -> None:
     except ImportError:
         applies_check = None  # type: ignore[assignment]
     if applies_check is not None and needs is not None:
-        applies = applies_check(linter.workload_policies, ViewBuilder.DEFERRED, run.interpreter)
+        applies = applies_check(linter.workload_policies, ViewBuilder.DEFERRED, run.plan.applies)
     extra = (applies,) if applies is not None else ()
     times = []
     built = 0

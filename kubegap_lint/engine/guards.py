@@ -5,7 +5,8 @@ once the rest of the view is built, and only when a rule that reads them applies
 workload: a rule whose `applies_to` is false evaluates nothing else (evaluate.evaluate_workload),
 so a fact only such rules read changes no finding. A fact is deferred only when no reader's
 `applies_to` reads a deferred fact itself, so each `applies_to` asked is the one the rule meets
-later; asked through `search_view`, the answer is remembered for the run's own evaluation.
+later; asked through the run's evaluation plan (engine/evaluate.Plan.applies), whose term
+answers the evaluation of the same view then reads.
 Names as evaluate.view_needs reads them (built-in policies only: with a user's policy the
 builder makes every fact).
 """
@@ -34,9 +35,9 @@ def _names(policy: Policy, applies_only: bool = False) -> set[str]:
     return names
 
 
-def fact_guards(policies: Iterable[Policy], deferred: frozenset[str]) -> dict[str, tuple[Any, ...]]:
-    """For each deferred fact that can wait, the `applies_to` of every policy that reads it."""
-    readers: dict[str, list[Any]] = {fact: [] for fact in deferred}
+def fact_guards(policies: Iterable[Policy], deferred: frozenset[str]) -> dict[str, tuple[Policy, ...]]:
+    """For each deferred fact that can wait, every policy that reads it."""
+    readers: dict[str, list[Policy]] = {fact: [] for fact in deferred}
     blocked: set[str] = set()
     for policy in policies:
         read = _names(policy) & deferred
@@ -45,25 +46,26 @@ def fact_guards(policies: Iterable[Policy], deferred: frozenset[str]) -> dict[st
         if _names(policy, applies_only=True) & deferred:
             blocked |= read  # its applies_to could read a fact not made yet: made at once
         for fact in read:
-            readers[fact].append(policy.applies_to)
+            readers[fact].append(policy)
     return {fact: tuple(found) for fact, found in readers.items() if fact not in blocked}
 
 
 def applies_check(policies: Iterable[Policy], deferred: frozenset[str],
-                  interpreter: Any) -> Callable[[Any, str], bool]:
-    """`applies(view, fact)`: does a rule that reads the deferred `fact` apply to the view?"""
-    from kubegap_lint.engine.evaluate import truthy
-
+                  policy_applies: Callable[[Any, Policy], bool]) -> Callable[[Any, str], bool]:
+    """`applies(view, fact)`: does a rule that reads the deferred `fact` apply to the view?
+    `policy_applies` is the run's evaluation plan's (engine/evaluate.Plan.applies): the answers
+    it gives are the ones the evaluation of the same view then reads, so nothing is asked twice."""
     guards = fact_guards(policies, deferred)
-    on_view = getattr(interpreter, "search_view", interpreter.search)
 
     def applies(view: Any, fact: str) -> bool:
-        expressions = guards.get(fact)
-        if expressions is None:
+        readers = guards.get(fact)
+        if readers is None:
             return True  # cannot wait
-        for expression in expressions:
+        for policy in readers:
+            if policy.applies_to is None:
+                return True
             try:
-                if truthy(on_view(expression, view)):
+                if policy_applies(view, policy):
                     return True
             except Exception:  # noqa: BLE001 - the run reports it when it evaluates the rule
                 return True

@@ -347,7 +347,7 @@ class _Run:
             if needs is not None:  # some facts made only when a rule that reads them applies
                 from kubegap_lint.engine.guards import applies_check
 
-                applies = applies_check(self.linter.workload_policies, ViewBuilder.DEFERRED, self.interpreter)
+                applies = applies_check(self.linter.workload_policies, ViewBuilder.DEFERRED, self.plan.applies)
             self._builder = ViewBuilder(self.index, params.get("gpu_resources", []),
                                         params.get("nccl_gpu_resources", []), self.linter.kind_table,
                                         params.get("diagnostic_commands", []), needs, applies)
