@@ -29,14 +29,11 @@ def _function_names(node: Any) -> Iterable[str]:
 
 
 def unknown_functions(policy: Any, known: set[str]) -> list[str]:
-    expressions = [policy.applies_to, policy.for_each, policy.violation, policy.severity_expr]
-    expressions += [expression for _, expression in policy.at]
-    if policy.message is not None:
-        expressions += [p for p in policy.message.parts if not isinstance(p, str)]
+    from kubegap_lint.catalog.patterns import expressions
+
     names: set[str] = set()
-    for expression in expressions:
-        if expression is not None:
-            names.update(_function_names(expression.parsed))
+    for _, expression in expressions(policy):
+        names.update(_function_names(expression.parsed))
     return sorted(names - known)
 
 

@@ -331,6 +331,7 @@ def view_needs(policies: Iterable[Policy]) -> frozenset[str] | None:
     from pathlib import Path
 
     from kubegap_lint.catalog.compile import names_read
+    from kubegap_lint.catalog.patterns import expressions
     from kubegap_lint.core.datapaths import _data_dir
 
     builtin = _data_dir("policies").resolve()
@@ -341,13 +342,8 @@ def view_needs(policies: Iterable[Policy]) -> frozenset[str] | None:
                 return None
         except (OSError, ValueError):
             return None
-        expressions = [policy.applies_to, policy.for_each, policy.violation, policy.severity_expr]
-        expressions += [expression for _, expression in policy.at]
-        if policy.message is not None:
-            expressions += [part for part in policy.message.parts if not isinstance(part, str)]
-        for expression in expressions:
-            if expression is not None:
-                names_read(expression.parsed, names)
+        for _, expression in expressions(policy):
+            names_read(expression.parsed, names)
     return frozenset(names)
 
 

@@ -21,15 +21,11 @@ from kubegap_lint.catalog.policies import Policy
 
 def _names(policy: Policy, applies_only: bool = False) -> set[str]:
     from kubegap_lint.catalog.compile import names_read
+    from kubegap_lint.catalog.patterns import expressions
 
-    expressions = [policy.applies_to]
-    if not applies_only:
-        expressions += [policy.for_each, policy.violation, policy.severity_expr]
-        expressions += [expression for _, expression in policy.at]
-        if policy.message is not None:
-            expressions += [part for part in policy.message.parts if not isinstance(part, str)]
+    read = [policy.applies_to] if applies_only else [expression for _, expression in expressions(policy)]
     names: set[str] = set()
-    for expression in expressions:
+    for expression in read:
         if expression is not None:
             names_read(expression.parsed, names)
     return names
