@@ -254,12 +254,9 @@ def test_a_rule_alone_finds_the_same_with_only_the_facts_it_reads(rule: str) -> 
     assert any(f.rule_id == rule for f in full.iter_findings())  # the rule is exercised
 
 
-def test_only_the_facts_the_active_rules_name_are_made(monkeypatch: pytest.MonkeyPatch) -> None:
-    from conftest import GPU_DEPLOYMENT
-
-    from kubegap_lint.engine.evaluate import view_needs
+def _capture_views(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """A list that receives every view the view builder returns from now on."""
     from kubegap_lint.workloads import views
-    from kubegap_lint.workloads.viewfacts import FACTS
 
     built: list[dict] = []
     original = views.ViewBuilder.workload_view
@@ -270,6 +267,16 @@ def test_only_the_facts_the_active_rules_name_are_made(monkeypatch: pytest.Monke
         return view
 
     monkeypatch.setattr(views.ViewBuilder, "workload_view", keep)
+    return built
+
+
+def test_only_the_facts_the_active_rules_name_are_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conftest import GPU_DEPLOYMENT
+
+    from kubegap_lint.engine.evaluate import view_needs
+    from kubegap_lint.workloads.viewfacts import FACTS
+
+    built = _capture_views(monkeypatch)
     linter = Linter(Settings(select=["KG301"]))
     needs = view_needs(linter.workload_policies)
     assert needs is not None and not (FACTS | {"locations", "env_list"}) & needs
@@ -297,17 +304,7 @@ def test_a_policy_not_from_the_catalog_gets_every_fact(tmp_path: Path) -> None:
 
 def _lean_views(monkeypatch: pytest.MonkeyPatch, select: list[str], text: str) -> list[dict]:
     """The views a run builds for its rules (not kept: the builder's own)."""
-    from kubegap_lint.workloads import views
-
-    built: list[dict] = []
-    original = views.ViewBuilder.workload_view
-
-    def keep(self, resource, rule):  # type: ignore[no-untyped-def]
-        view = original(self, resource, rule)
-        built.append(view)
-        return view
-
-    monkeypatch.setattr(views.ViewBuilder, "workload_view", keep)
+    built = _capture_views(monkeypatch)
     Linter(Settings(select=select)).lint_texts([("m.yaml", text)])
     return built
 
