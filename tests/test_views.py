@@ -233,6 +233,29 @@ def test_explicit_torch_backend() -> None:
     assert torch_backend(["torchrun", "train.py"]) is None
 
 
+@pytest.mark.parametrize(("command", "backend", "words"), [
+    ("[python, train.py, --backend, gloo]", "gloo", ["python", "train.py", "--backend", "gloo"]),
+    ("[bash, -c, 'torchrun --rdzv_backend=c10d t.py --dist-backend=gloo']", "gloo",
+     ["bash", "-c", "torchrun", "--rdzv_backend=c10d", "t.py", "--dist-backend=gloo"]),
+    ('[python, t.py, --dist"-back"end=gloo]', "gloo", ["python", "t.py", "--dist-backend=gloo"]),  # quotes in a word
+    (r'[python, t.py, "--back\\end", gloo]', "gloo", ["python", "t.py", "--backend", "gloo"]),  # and a backslash
+    ("[torchrun, --rdzv_backend=c10d, t.py]", None, ["torchrun", "--rdzv_backend=c10d", "t.py"]),  # not one
+    ("[python, t.py]", None, ["python", "t.py"]),
+])
+def test_lean_views_read_the_backend_without_the_words(monkeypatch: pytest.MonkeyPatch, command: str,
+                                                        backend: str | None, words: list[str]) -> None:
+    """No built-in rule reads a container's `words`: a run's views split a command line only
+    where a word can be a backend flag (else `words` is empty) and read the same backend;
+    kept views hold every container's words."""
+    from conftest import GPU_JOB
+
+    job = GPU_JOB.replace("image: registry.example/t:1", f"image: registry.example/t:1\n          command: {command}")
+    (lean,) = _lean_views(monkeypatch, ["KG301"], job)
+    (kept,) = Linter(Settings(select=["KG301"])).lint_texts([("m.yaml", job)], keep_views=True).views
+    assert lean["torch_backend"] == kept["torch_backend"] == backend
+    assert lean["pods"][0]["containers"][0]["words"] == (words if backend else [])  # split only for a flag
+    assert kept["pods"][0]["containers"][0]["words"] == words
+
 
 def _every_workload_policy() -> list[str]:
     from kubegap_lint.catalog.policies import load_catalog

@@ -102,6 +102,18 @@ def _words(text: str) -> list[str]:
         return text.split()
 
 
+_QUOTING = str.maketrans("", "", "'\"\\")
+
+
+def _may_name_backend(text: str) -> bool:
+    """Could a word of the text start with one of _BACKEND_FLAGS? A word is the text's
+    characters with quotes and backslashes taken out, so a text that holds none of the flags
+    then has no word torch_backend reads (`--rdzv_backend=c10d` is none of them)."""
+    if "'" in text or '"' in text or "\\" in text:
+        text = text.translate(_QUOTING)
+    return "backend" in text and any(flag in text for flag in _BACKEND_FLAGS)
+
+
 # A path-like value: starts with one `/` after white space, a quote, `=`, `,`, `(` or `;`, so
 # `--save=/ckpt` and `bash -c "... /ckpt"` count; the path part of `gs://b/ckpt` does not.
 _PATH_RE = re.compile(r"""(?:^|(?<=[\s'"=,(;]))(/(?!/)[^\s'"`;&|<>(),]*)""")
@@ -249,7 +261,12 @@ class ViewBuilder:
         # (a stream repeats its names and, pod after pod, its command lines).
         self._gpu_names: dict[str, bool] = {}
         self._nccl_names: dict[str, bool] = {}
-        self._commands: dict[str, tuple[tuple[tuple[str, str | None], ...], tuple[str, ...], tuple[str, ...]]] = {}
+        self._commands: dict[str, tuple[tuple[tuple[str, str | None], ...], tuple[str, ...], tuple[str, ...] | None,
+                                        str | None]] = {}
+        # A container's `words` only when a rule reads them (or every fact is made); else only
+        # torch_backend reads them, and only where a word can be a backend flag.
+        self._all_words = needs is None or "words" in needs
+        self._backend_of: dict[int, str | None] = {}  # id(container view) -> its backend, this workload's
         self._volumes: tuple[Any, dict[str, Any], dict[str, int]] | None = None  # the last spec's
 
     # -- accelerators -------------------------------------------------------------------
@@ -609,7 +626,7 @@ class ViewBuilder:
                 for key, value in values.items():
                     env.setdefault(prefix + key, value)
         text = command_text(raw)
-        sets, launchers, words = self._command(text)
+        sets, launchers, words, backend = self._command(text)
         for name, known in sets:
             env.setdefault(name, known)
         accelerators = self.accelerators(raw)
@@ -663,7 +680,7 @@ class ViewBuilder:
             "env": env,
             "env_entries": entries,
             "command_line": text,
-            "words": list(words),  # each view has its own lists
+            "words": list(words) if words is not None else [],  # each view has its own lists
             "launchers": list(launchers),
             "accelerators": accelerators,
             "gpus": gpus if accelerators else 0,
@@ -673,6 +690,7 @@ class ViewBuilder:
             "raw": raw,
             "key_paths": {".": where, "raw": where, "env_entries": entry_paths},
         }
+        self._backend_of[id(view)] = backend
         if later:  # made at the end of workload_view when a rule that reads them applies
             if "locations" in later:
                 self._pending.append(("locations", lambda: container_locations(raw, mounts, where), view))
@@ -681,15 +699,19 @@ class ViewBuilder:
                                                                       where, entry_paths), view))
         return cast("ContainerView", view)  # accelerator_mismatches: add_resilience_facts
 
-    def _command(self, text: str) -> tuple[tuple[tuple[str, str | None], ...], tuple[str, ...], tuple[str, ...]]:
+    def _command(self, text: str) -> tuple[tuple[tuple[str, str | None], ...], tuple[str, ...], tuple[str, ...] | None,
+                                           str | None]:
         """What a command line tells, read once per distinct line: the variables it sets (their
-        values as env text), its launchers and its words."""
+        values as env text), its launchers, its words (None when no rule reads them and no word
+        can name a backend) and the backend it chooses (torch_backend)."""
         known = self._commands.get(text)
         if known is None:
             sets = tuple((name, _env_text(value)) for name, value in script_env(text).items())
             launchers = tuple(sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(text)})) \
                 if "torch" in text or "accelerate" in text or "deepspeed" in text else ()  # what a match holds
-            known = (sets, launchers, tuple(_words(text)) if text else ())
+            backend_words = bool(text) and _may_name_backend(text)
+            words = (tuple(_words(text)) if text else ()) if self._all_words or backend_words else None
+            known = (sets, launchers, words, torch_backend(list(words)) if backend_words and words else None)
             if len(text) <= 4096:
                 _remember(self._commands, text, known)
         return known
@@ -722,6 +744,7 @@ class ViewBuilder:
         self.read_nodes = set()
         self.placeholders = []
         self._pending = []
+        self._backend_of = {}
         pod_rules = self.pod_views(resource, rule, summary)
         pods = [pod for pod, _ in pod_rules]
         if not pods:
@@ -785,7 +808,8 @@ class ViewBuilder:
         })
         # An explicit `--backend gloo` on every GPU pod means PyTorch's NCCL watchdog and flight
         # recorder are not in play; any other choice (or none) leaves them in scope.
-        backends = {torch_backend(c["words"]) for p in pods if p["has_gpu"] for c in p["containers"]}
+        backend_of = self._backend_of  # torch_backend of each container's words (_command)
+        backends = {backend_of[id(c)] for p in pods if p["has_gpu"] for c in p["containers"]}
         summary["torch_backend"] = backends.pop() if len(backends) == 1 else None
         view = dict(summary)
         view.update({
