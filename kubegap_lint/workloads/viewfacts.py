@@ -22,9 +22,11 @@ from kubegap_lint.workloads.index import selector_matches
 from kubegap_lint.workloads.keypaths import sub
 
 # torchrun flags accept both spellings (`--max-restarts`, `--max_restarts`) and `=` or a space.
-# Each with a word every match holds, looked for before the pattern runs.
+# Each with a word every match holds, looked for before the pattern runs. `(?:^|\s)--flag`,
+# searched in " " + text with the flag first: the engine finds the flag's text at once and
+# looks behind it only there (views.py's scans do the same).
 _FLAG_RE = {
-    name: (word, re.compile(r"(?:^|\s)--" + pattern + r"(?:=|\s+)(\"[^\"]*\"|'[^']*'|[^\s;&|)]+)"))
+    name: (word, re.compile(r"--" + pattern + r"(?<=\s--" + pattern + r")(?:=|\s+)(\"[^\"]*\"|'[^']*'|[^\s;&|)]+)"))
     for name, word, pattern in (
         ("nnodes", "nnodes", r"nnodes"),
         ("rdzv_backend", "rdzv", r"rdzv[-_]backend"),
@@ -154,7 +156,7 @@ def torchrun_flags(text: str) -> dict[str, str | None]:
     given an unrendered value ($N)."""
     found: dict[str, str | None] = {}
     for name, (word, pattern) in _FLAG_RE.items():
-        matches = pattern.findall(text) if word in text else None
+        matches = pattern.findall(" " + text) if word in text else None
         if matches:
             value = _unquote(matches[-1])
             found[name] = None if _UNRENDERED_RE.search(value) else value

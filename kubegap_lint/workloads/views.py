@@ -29,13 +29,17 @@ from kubegap_lint.workloads.walked import walked_pods
 if TYPE_CHECKING:  # the view's types cost nothing at run time (workloads/viewtypes.py)
     from kubegap_lint.workloads.viewtypes import ContainerView, EnvRecord, Location, PodBudget, PodView, WorkloadView
 
-_LAUNCHER_RE = re.compile(
-    r"(?:^|[\s/;&|(\"'])(torchrun|torch\.distributed\.run|torch\.distributed\.launch|"
+# The scans over command lines below are searched in " " + text: the space stands for the
+# text's start, so a pattern needs no `^|` alternative and begins with a character class or a
+# literal, which the regex engine skips to without trying every position (2-10x faster).
+_LAUNCHER_RE = re.compile(  # `(?:^|[\s/;&|(\"'])` before the name, in " " + text
+    r"[\s/;&|(\"'](torchrun|torch\.distributed\.run|torch\.distributed\.launch|"
     r"accelerate\s+launch|deepspeed)(?=$|[\s;&|)\"'])"
 )
 _DISTRIBUTED_ENV = ("MASTER_ADDR", "WORLD_SIZE")
 _DISTRIBUTED_KINDS = frozenset(("PyTorchJob", "TrainJob", "ElasticJob", "HyperPodPyTorchJob"))
-_EXPORT_RE = re.compile(r"(?:^|[\s;&|(])(?:export\s+)?([A-Z][A-Z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;&|)]*)")
+# `(?:^|[\s;&|(])(?:export\s+)?NAME=value`, in " " + text
+_EXPORT_RE = re.compile(r"[\s;&|(](?:export\s+)?([A-Z][A-Z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;&|)]*)")
 _MPI_X_RE = re.compile(r"(?:^|\s)-x\s+([A-Za-z_][A-Za-z0-9_]*)(?:=([^\s;&|)]*))?")
 _VOLUME_META_KEYS = frozenset(("name",))
 
@@ -69,7 +73,7 @@ def script_env(text: str) -> dict[str, str | None]:
     """Variables a command line sets: `export X=1`, `X=1 cmd`, and `mpirun -x X[=1]`."""
     found: dict[str, str | None] = {}
     if "=" in text:  # what every assignment holds
-        for match in _EXPORT_RE.finditer(text):
+        for match in _EXPORT_RE.finditer(" " + text):
             value = match.group(2)
             if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
                 value = value[1:-1]
@@ -116,7 +120,9 @@ def _may_name_backend(text: str) -> bool:
 
 # A path-like value: starts with one `/` after white space, a quote, `=`, `,`, `(` or `;`, so
 # `--save=/ckpt` and `bash -c "... /ckpt"` count; the path part of `gs://b/ckpt` does not.
-_PATH_RE = re.compile(r"""(?:^|(?<=[\s'"=,(;]))(/(?!/)[^\s'"`;&|<>(),]*)""")
+# `(?:^|(?<=[\s'"=,(;]))/(?!/)...`, in " " + text, the `/` first: the engine finds each `/` at
+# once and looks behind it only there.
+_PATH_RE = re.compile(r"""/(?<=[\s'"=,(;]/)(?!/)[^\s'"`;&|<>(),]*""")
 
 
 _REMEMBERED = 256  # entries of each table of texts seen, before it starts again (memory stays flat)
@@ -130,8 +136,8 @@ def path_values(text: str) -> list[str]:
         return list(known)
     found: list[str] = []
     if "/" in text:
-        for match in _PATH_RE.finditer(text):
-            path = match.group(1).rstrip(".:")
+        for match in _PATH_RE.finditer(" " + text):
+            path = match.group(0).rstrip(".:")
             if len(path) > 1 and path not in found:
                 found.append(path)
     if len(text) <= 4096:  # bounded, whatever the input
@@ -707,7 +713,7 @@ class ViewBuilder:
         known = self._commands.get(text)
         if known is None:
             sets = tuple((name, _env_text(value)) for name, value in script_env(text).items())
-            launchers = tuple(sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(text)})) \
+            launchers = tuple(sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(" " + text)})) \
                 if "torch" in text or "accelerate" in text or "deepspeed" in text else ()  # what a match holds
             backend_words = bool(text) and _may_name_backend(text)
             words = (tuple(_words(text)) if text else ()) if self._all_words or backend_words else None
