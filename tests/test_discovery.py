@@ -7,6 +7,8 @@ import json
 
 import pytest
 from conftest import run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.engine.run import Linter
@@ -59,6 +61,40 @@ def test_walk_finds_templates_and_inline_specs_with_paths_roles_and_counts() -> 
 def test_walk_needs_image_or_resources_for_an_inline_spec() -> None:
     assert list(walk({"kind": "X", "spec": {"config": {"containers": [{"name": "a"}]}}})) == []
     assert list(walk({"kind": "X", "spec": {"config": {"containers": ["a"]}}})) == []
+
+
+# Documents of the shapes the walk tells apart: pod specs with and without image/resources,
+# templates, keys spelt "" (a pod spec there is the root's), lists, scalars, deep nesting.
+_LEAVES = st.sampled_from([None, 1, "x", True, {}, []])
+_CONTAINERS = st.sampled_from([[{"image": "i"}], [{"resources": {}}], [{"name": "a"}], ["a"], [],
+                               [{"image": "i"}, "b"]])
+_NODES = st.recursive(
+    _LEAVES | st.builds(lambda c: {"containers": c}, _CONTAINERS),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.sampled_from(["", "spec", "template", "containers", "a", "b"]), inner, max_size=3),
+    max_leaves=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_NODES)
+def test_holds_pod_template_is_whether_the_walk_finds_a_place(data: object) -> None:
+    from kubegap_lint.workloads.discover import holds_pod_template
+
+    assert holds_pod_template(data) == (next(walk(data), None) is not None)
+
+
+def test_holds_pod_template_on_the_edges() -> None:
+    from kubegap_lint.workloads.discover import _MAX_DEPTH, holds_pod_template
+
+    spec = {"containers": [{"image": "i"}]}
+    assert not holds_pod_template(spec)  # the root is not an inline pod spec
+    assert not holds_pod_template({"": spec}) and not holds_pod_template({"": {"": spec}})  # nor a key spelt ""
+    assert holds_pod_template({"": {"a": spec}}) and holds_pod_template([spec]) and holds_pod_template({"spec": spec})
+    deep: object = {"spec": spec}
+    for _ in range(_MAX_DEPTH):
+        deep = {"a": deep}
+    assert holds_pod_template(deep) and next(walk(deep), None) is not None  # at the deepest place walked
+    assert not holds_pod_template({"x": deep}) and next(walk({"x": deep}), None) is None  # one deeper
 
 
 def test_unknown_crd_gets_the_rules_that_need_no_class_and_json_says_the_walk_found_it() -> None:
@@ -440,3 +476,17 @@ spec:
          "others wait for capacity hold their GPUs idle, and two such jobs can deadlock each other"),
         ("KG401", "backoffLimit is unset or 0 (the default), so a failed run is not retried"),
     ]
+
+
+def test_kind_lookups_are_remembered_until_the_table_grows() -> None:
+    from kubegap_lint.core.record import replace
+    from kubegap_lint.workloads.kinds import load_kind_table
+
+    table = load_kind_table()
+    job = table.lookup("batch/v1", "Job")
+    assert job is not None and table.lookup("batch/v1", "Job") is job
+    assert table.lookup("example.com/v1", "TrainingRun") is None
+    assert table.lookup(["not", "hashable"], "Job") is table.lookup("", "Job") is None  # an odd apiVersion
+    table.add([replace(job, group="example.com", kind="TrainingRun")])
+    found = table.lookup("example.com/v1", "TrainingRun")
+    assert found is not None and found.kind == "TrainingRun"

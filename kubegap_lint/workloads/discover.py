@@ -104,6 +104,25 @@ def _found(data: Any, chain: Any, node: dict[str, Any], is_template: bool,
     return Found(path, node, is_template, _role(steps, holders), _replicas(parent), tuple(steps))
 
 
+def holds_pod_template(data: Any) -> bool:
+    """`walk(data)` finds a place: the same tests, without the places' paths (most documents
+    of a stream are ConfigMaps and Services, and hold none)."""
+    # (node, depth, whether its path is still "": the root, or only keys spelt "" above it)
+    stack: list[tuple[Any, int, bool]] = [(data, 0, True)]
+    while stack:
+        node, depth, unnamed = stack.pop()
+        if depth > _MAX_DEPTH:
+            continue
+        if isinstance(node, dict):
+            if is_template_spec(node.get("spec")) or (not unnamed and is_pod_spec(node)):
+                return True
+            stack.extend((v, depth + 1, unnamed and str(k) == "") for k, v in node.items()
+                         if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1, False) for v in node if isinstance(v, (dict, list)))
+    return False
+
+
 def walk(data: Any, skip: frozenset[int] = frozenset()) -> Iterator[Found]:
     """Pod templates in `data`, outermost first, in document order; `skip` holds the ids of
     objects already read through the table (they and what they contain are not walked)."""

@@ -15,6 +15,7 @@ from kubegap_lint.core.datapaths import policies_dir
 from kubegap_lint.core.errors import DataFileError
 from kubegap_lint.core.record import record
 from kubegap_lint.input.parse import PositionIndex
+from kubegap_lint.workloads.discover import holds_pod_template
 
 Path_ = tuple[str, ...]
 
@@ -134,9 +135,12 @@ class KindTable:
     def __init__(self, rules: Iterable[KindRule] = ()) -> None:
         self._rules: dict[tuple[str, str], KindRule] = {}
         self._versioned: dict[tuple[str, str, str], KindRule] = {}
+        # (apiVersion, kind) -> rule, bounded: a stream repeats a few pairs in every document
+        self._found: dict[tuple[str | None, str], KindRule | None] = {}
         self.add(rules)
 
     def add(self, rules: Iterable[KindRule]) -> None:
+        self._found.clear()
         for rule in rules:
             if rule.version:
                 self._versioned[(rule.group, rule.version, rule.kind)] = rule
@@ -146,9 +150,17 @@ class KindTable:
     def lookup(self, api_version: Any, kind: Any) -> KindRule | None:
         if not isinstance(kind, str):
             return None
+        key = (api_version, kind) if api_version is None or isinstance(api_version, str) else None
+        if key is not None and key in self._found:
+            return self._found[key]
         group = api_group(api_version)
         versioned = self._versioned.get((group, api_version_part(api_version), kind)) if self._versioned else None
-        return versioned or self._rules.get((group, kind))
+        rule = versioned or self._rules.get((group, kind))
+        if key is not None and len(kind) + len(api_version or "") <= 1024:  # bounded, whatever the input
+            if len(self._found) >= 1024:
+                self._found.clear()
+            self._found[key] = rule
+        return rule
 
     def lookup_or_infer(self, data: dict[str, Any]) -> KindRule | None:
         """The table's rule, or for an unknown kind that holds a pod template anywhere (a walk
@@ -156,9 +168,7 @@ class KindTable:
         rule = self.lookup(data.get("apiVersion"), data.get("kind"))
         if rule is not None:
             return rule
-        from kubegap_lint.workloads.discover import walk
-
-        return GENERIC if next(walk(data), None) is not None else None
+        return GENERIC if holds_pod_template(data) else None
 
     def __len__(self) -> int:
         return len(self._rules) + len(self._versioned)
