@@ -4,6 +4,7 @@ merged with its runtime, the diagnostic class, unrendered counts (KG008) and gen
 from __future__ import annotations
 
 import json
+from random import Random
 
 import pytest
 from conftest import run_cli
@@ -75,12 +76,29 @@ _NODES = st.recursive(
     max_leaves=12)
 
 
+def _walk_finds(data: object, skip: frozenset[int] = frozenset()) -> bool:
+    """The walk's own answer, with its first look (holds_pod_template) taken away."""
+    from unittest import mock
+
+    with mock.patch("kubegap_lint.workloads.discover.holds_pod_template", lambda *_: True):
+        return next(walk(data, skip), None) is not None
+
+
+def _nodes(data: object) -> list[object]:
+    found = [data] if isinstance(data, (dict, list)) else []
+    for value in (data.values() if isinstance(data, dict) else data if isinstance(data, list) else ()):
+        found.extend(_nodes(value))
+    return found
+
+
 @settings(max_examples=400, deadline=None)
-@given(_NODES)
-def test_holds_pod_template_is_whether_the_walk_finds_a_place(data: object) -> None:
+@given(_NODES, st.randoms(use_true_random=False))
+def test_holds_pod_template_is_whether_the_walk_finds_a_place(data: object, random: Random) -> None:
     from kubegap_lint.workloads.discover import holds_pod_template
 
-    assert holds_pod_template(data) == (next(walk(data), None) is not None)
+    assert holds_pod_template(data) == _walk_finds(data)
+    skip = frozenset(id(node) for node in _nodes(data) if random.random() < 0.3)  # read by the table
+    assert holds_pod_template(data, skip) == _walk_finds(data, skip)
 
 
 def test_holds_pod_template_on_the_edges() -> None:
@@ -90,11 +108,14 @@ def test_holds_pod_template_on_the_edges() -> None:
     assert not holds_pod_template(spec)  # the root is not an inline pod spec
     assert not holds_pod_template({"": spec}) and not holds_pod_template({"": {"": spec}})  # nor a key spelt ""
     assert holds_pod_template({"": {"a": spec}}) and holds_pod_template([spec]) and holds_pod_template({"spec": spec})
-    deep: object = {"spec": spec}
+    template = {"spec": spec}
+    assert not holds_pod_template({"a": template}, frozenset({id(spec)}))  # its spec was read: not again
+    assert holds_pod_template({"a": template, "b": {"c": dict(spec)}}, frozenset({id(spec)}))  # one of its own
+    deep: object = template
     for _ in range(_MAX_DEPTH):
         deep = {"a": deep}
-    assert holds_pod_template(deep) and next(walk(deep), None) is not None  # at the deepest place walked
-    assert not holds_pod_template({"x": deep}) and next(walk({"x": deep}), None) is None  # one deeper
+    assert holds_pod_template(deep) and _walk_finds(deep)  # at the deepest place walked
+    assert not holds_pod_template({"x": deep}) and not _walk_finds({"x": deep})  # one deeper
 
 
 def test_unknown_crd_gets_the_rules_that_need_no_class_and_json_says_the_walk_found_it() -> None:

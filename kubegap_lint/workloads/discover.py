@@ -104,22 +104,28 @@ def _found(data: Any, chain: Any, node: dict[str, Any], is_template: bool,
     return Found(path, node, is_template, _role(steps, holders), _replicas(parent), tuple(steps))
 
 
-def holds_pod_template(data: Any) -> bool:
-    """`walk(data)` finds a place: the same tests, without the places' paths (most documents
-    of a stream are ConfigMaps and Services, and hold none)."""
+def holds_pod_template(data: Any, skip: frozenset[int] = frozenset()) -> bool:
+    """Does `walk(data, skip)` find a place? The same tests, without the places' paths: most
+    documents of a stream hold no pod template but the ones the table reads (`skip`), and most
+    of the rest are ConfigMaps and Services. A mapping without `containers` is neither test's."""
     # (node, depth, whether its path is still "": the root, or only keys spelt "" above it)
     stack: list[tuple[Any, int, bool]] = [(data, 0, True)]
+    pop, extend = stack.pop, stack.extend
     while stack:
-        node, depth, unnamed = stack.pop()
-        if depth > _MAX_DEPTH:
+        node, depth, unnamed = pop()
+        if depth > _MAX_DEPTH or id(node) in skip:
             continue
         if isinstance(node, dict):
-            if is_template_spec(node.get("spec")) or (not unnamed and is_pod_spec(node)):
+            spec = node.get("spec")
+            if isinstance(spec, dict) and "containers" in spec and is_template_spec(spec) and id(spec) not in skip:
                 return True
-            stack.extend((v, depth + 1, unnamed and str(k) == "") for k, v in node.items()
-                         if isinstance(v, (dict, list)))
+            if not unnamed and "containers" in node and is_pod_spec(node):
+                return True
+            depth += 1
+            extend([(v, depth, unnamed and str(k) == "") for k, v in node.items() if isinstance(v, (dict, list))])
         elif isinstance(node, list):
-            stack.extend((v, depth + 1, False) for v in node if isinstance(v, (dict, list)))
+            depth += 1
+            extend([(v, depth, False) for v in node if isinstance(v, (dict, list))])
     return False
 
 
@@ -128,6 +134,8 @@ def walk(data: Any, skip: frozenset[int] = frozenset()) -> Iterator[Found]:
     objects already read through the table (they and what they contain are not walked)."""
     # Each place holds its parent's chain (parent chain, step, node), not its paths: most of
     # a document holds no pod, and only the places found are spelled out (_unwind).
+    if not holds_pod_template(data, skip):  # the common case, at a third of the cost
+        return
     stack: list[tuple[Any, int, Any]] = [(data, 0, None)]
     while stack:
         node, depth, chain = stack.pop()
