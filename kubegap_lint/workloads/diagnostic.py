@@ -12,7 +12,6 @@ manifest does not show) keeps the pod what its kind says.
 from __future__ import annotations
 
 import fnmatch
-import posixpath
 import re
 from collections.abc import Iterable
 
@@ -35,7 +34,8 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def _program(word: str) -> str:
-    return posixpath.basename(word.strip("\"'()"))
+    word = word.strip("\"'()")
+    return word[word.rfind("/") + 1:]  # posixpath.basename, without its calls (once a command word)
 
 
 _UNIONS: dict[tuple[str, ...], re.Pattern[str] | None] = {}  # a run has one or two lists of globs
@@ -54,7 +54,7 @@ def _matches(name: str, patterns: Iterable[str]) -> bool:
 
 
 def _segment_diagnostic(words: list[str], programs: list[str]) -> bool:
-    while words and (words[0] in _PREFIX or _ASSIGNMENT.match(words[0])):
+    while words and (words[0] in _PREFIX or ("=" in words[0] and _ASSIGNMENT.match(words[0]))):
         words = words[1:]
     if not words:
         return True
