@@ -397,3 +397,19 @@ def test_every_rule_at_once_finds_the_same_with_deferred_facts() -> None:
         lean, full = linter.lint_paths([str(path)]), linter.lint_paths([str(path)], keep_views=True)
         assert list(lean.iter_findings()) == list(full.iter_findings())
         assert [e.display() for e in lean.errors] == [e.display() for e in full.errors]
+
+
+@pytest.mark.parametrize(("env", "distributed"), [
+    ("[{name: MASTER_ADDR, value: a}]", True),
+    ("[{name: X, value: '1'}, {name: WORLD_SIZE, value: '2'}]", True),
+    ("[{name: A, value: '1'}, {name: PET_NNODES, value: '2'}]", True),
+    ("[{name: XPET_NNODES, value: '2'}, {name: PET, value: '1'}, {name: pet_x, value: '1'}]", False),
+    ("[]", False),
+])
+def test_torch_distributed_variables_make_a_multi_gpu_pod_distributed_pytorch(env: str, distributed: bool) -> None:
+    from conftest import GPU_JOB
+
+    job = GPU_JOB.replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 8").replace(
+        "image: registry.example/t:1", f"image: registry.example/t:1\n          env: {env}")
+    (view,) = _views(job)
+    assert view["distributed_pytorch"] is distributed and view["launchers"] == []

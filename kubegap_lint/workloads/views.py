@@ -59,6 +59,15 @@ def _env_text(value: Any) -> str | None:
     return text
 
 
+def _torch_env(env: dict[str, Any]) -> bool:
+    """The pod sets a variable of torch.distributed (MASTER_ADDR, WORLD_SIZE, PET_*)."""
+    if _DISTRIBUTED_ENV[0] in env or _DISTRIBUTED_ENV[1] in env:
+        return True
+    # Names are text (views: env entries' names, ConfigMap keys, command lines); one scan of
+    # them joined finds a PET_ at a name's start, checked name by name only then.
+    return "\0PET_" in "\0" + "\0".join(env) and any(name.startswith("PET_") for name in env)
+
+
 def _strings(value: Any) -> list[str]:
     return [str(v) for v in as_list(value) if v is not None]
 
@@ -106,15 +115,12 @@ def _words(text: str) -> list[str]:
         return text.split()
 
 
-_QUOTING = str.maketrans("", "", "'\"\\")
-
-
 def _may_name_backend(text: str) -> bool:
     """Could a word of the text start with one of _BACKEND_FLAGS? A word is the text's
     characters with quotes and backslashes taken out, so a text that holds none of the flags
     then has no word torch_backend reads (`--rdzv_backend=c10d` is none of them)."""
     if "'" in text or '"' in text or "\\" in text:
-        text = text.translate(_QUOTING)
+        text = text.replace("'", "").replace('"', "").replace("\\", "")  # str.translate is slower
     return "backend" in text and any(flag in text for flag in _BACKEND_FLAGS)
 
 
@@ -797,7 +803,7 @@ class ViewBuilder:
         max_pod_gpus = max((p["gpus"] for p in pods if p["has_gpu"] and p["gpus"] is not None), default=0)
         unknown_gpus = any(p["has_gpu"] and p["gpus"] is None for p in pods)
         launchers = sorted({name for p in pods for name in p["launchers"]})
-        torch_env = any(n in _DISTRIBUTED_ENV or n.startswith("PET_") for p in pods for n in p["env"])
+        torch_env = any(_torch_env(p["env"]) for p in pods)
         pytorch = resource.kind in _DISTRIBUTED_KINDS or bool(launchers) or torch_env
         many = pods_total is None or pods_total > 1 or max_pod_gpus > 1 or unknown_gpus
         summary.update({
