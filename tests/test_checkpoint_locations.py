@@ -25,6 +25,15 @@ def test_covering_mount_takes_the_longest_directory_prefix() -> None:
     assert covering_mount(mounts, "/datasets2/x") is None  # a prefix of the name is not a parent
 
 
+def test_covering_mount_edges() -> None:
+    first, second, root = {"path": "/data/", "n": 1}, {"path": "/data", "n": 2}, {"path": "/"}
+    assert covering_mount([first, second], "/data/x") is first  # equal directories: the first
+    assert covering_mount([first, second], "/data") is first  # the directory itself
+    assert covering_mount([root, first], "/other") is root and covering_mount([root, first], "/data/y") is first
+    assert covering_mount([{"path": None}, {"path": ""}], "/x") == {"path": None}  # no path: the root
+    assert covering_mount([], "/x") is None
+
+
 def _locations(text: str) -> list[tuple]:
     result = Linter(Settings(select=["KG001"])).lint_texts([("m.yaml", text)], keep_views=True)
     (view,) = result.views

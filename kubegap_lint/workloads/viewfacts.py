@@ -47,11 +47,25 @@ def _unquote(text: str) -> str:
 
 def covering_mount(mounts: list[dict[str, Any]], path: str) -> dict[str, Any] | None:
     """The mount whose mountPath is the longest directory prefix of `path`, or None."""
-    best: dict[str, Any] | None = None
-    best_len = -1
+    return covering_root(mount_roots(mounts), path)
+
+
+def mount_roots(mounts: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(directory, directory + "/", mount) of each mount, in order: what covering_root compares,
+    made once for all the paths of a container."""
+    found = []
     for mount in mounts:
         root = str(mount.get("path") or "").rstrip("/") or "/"
-        if (path == root or path.startswith(root + "/") or root == "/") and len(root) > best_len:
+        found.append((root, root + "/", mount))
+    return found
+
+
+def covering_root(roots: list[tuple[str, str, dict[str, Any]]], path: str) -> dict[str, Any] | None:
+    """covering_mount over mount_roots: the first mount of the longest directory covering `path`."""
+    best: dict[str, Any] | None = None
+    best_len = -1
+    for root, below, mount in roots:
+        if len(root) > best_len and (path == root or path.startswith(below) or root == "/"):
             best, best_len = mount, len(root)
     return best
 

@@ -23,7 +23,13 @@ from kubegap_lint.workloads.index import InputIndex
 from kubegap_lint.workloads.keypaths import Pinned, Where, exact, sub
 from kubegap_lint.workloads.kinds import KindRule, KindTable, TemplateRule, get_path
 from kubegap_lint.workloads.placeholders import is_placeholder
-from kubegap_lint.workloads.viewfacts import add_resilience_facts, covering_mount, elastic_facts
+from kubegap_lint.workloads.viewfacts import (
+    add_resilience_facts,
+    covering_mount,  # noqa: F401 - read from here by tests/test_checkpoint_locations.py
+    covering_root,
+    elastic_facts,
+    mount_roots,
+)
 from kubegap_lint.workloads.walked import walked_pods
 
 if TYPE_CHECKING:  # the view's types cost nothing at run time (workloads/viewtypes.py)
@@ -153,9 +159,9 @@ def path_values(text: str) -> list[str]:
     return found
 
 
-def _location(path: str, source: str, node: Any, mounts: list[dict[str, Any]],
+def _location(path: str, source: str, node: Any, roots: list[tuple[str, str, dict[str, Any]]],
               where: Where | None = None) -> Location:
-    mount = covering_mount(mounts, path)
+    mount = covering_root(roots, path)
     return {
         "path": path,
         "from": source,
@@ -182,18 +188,19 @@ def container_locations(raw: dict[str, Any], mounts: list[dict[str, Any]],
     args (scripts included) and literal env values, each with the mount that covers it (none:
     the container's writable layer). Policies match these against checkpoint patterns. `where`
     is the container's key path: each location carries the path of the item that names it."""
-    found = [_location(m["path"], "volumeMounts", m["mount"], mounts,
+    roots = mount_roots(mounts)  # once for all the container's paths
+    found = [_location(m["path"], "volumeMounts", m["mount"], roots,
                        sub(m["key_paths"]["."], "mountPath") if "key_paths" in m else None)
              for m in mounts if m["path"]]
     for key in ("command", "args"):
         for path in path_values(" ".join(_strings(raw.get(key)))):
-            found.append(_location(path, key, raw.get(key), mounts, _naming_item(raw.get(key), sub(where, key), path)))
+            found.append(_location(path, key, raw.get(key), roots, _naming_item(raw.get(key), sub(where, key), path)))
     for number, entry in enumerate(as_list(raw.get("env"))):
         # Most values name no path: a value without `/` is passed over without a call.
         if isinstance(entry, dict) and isinstance(entry.get("value"), str) and "/" in entry["value"] \
                 and "valueFrom" not in entry:
             for path in path_values(entry["value"]):
-                found.append(_location(path, f"env {entry.get('name')}", entry, mounts,
+                found.append(_location(path, f"env {entry.get('name')}", entry, roots,
                                        sub(where, "env", number, "value")))
     return found
 
