@@ -313,6 +313,8 @@ class ViewBuilder:
 
     def device_claims(self, spec: dict[str, Any], container: dict[str, Any], namespace: str | None) -> dict[str, int | None]:
         """GPUs a container gets through DRA claims whose claim object is in the input."""
+        if "resourceClaims" not in spec:  # nearly every pod: no claims, none of the loop below
+            return {}
         # Names are strings only: a list or mapping there (no real manifest) is not hashable.
         used = {c.get("name") for c in as_list(as_dict(container.get("resources")).get("claims"))
                 if isinstance(c, dict) and isinstance(c.get("name"), str)}
@@ -626,8 +628,8 @@ class ViewBuilder:
         entry_paths: dict[str, Where] = {}
         pinned = isinstance(where, Pinned)  # sub(where, "env", number), once for all the entries
         for number, entry in enumerate(as_list(raw.get("env"))):
-            if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-                name = entry["name"]
+            name = entry.get("name") if isinstance(entry, dict) else None
+            if isinstance(name, str):
                 value = entry.get("value")
                 if "valueFrom" in entry:
                     env[name] = None
@@ -668,6 +670,7 @@ class ViewBuilder:
                 volume_type = next((k for k in volume if k not in _VOLUME_META_KEYS), None)
             elif str(mount.get("name")) in self.claim_names:
                 volume_type = "volumeClaimTemplate"
+            at = sub(where, "volumeMounts", number)  # the mount's, for "." and "mount" alike
             mounts.append({
                 "name": mount.get("name"),
                 "path": str(mount.get("mountPath", "")),
@@ -675,7 +678,7 @@ class ViewBuilder:
                 "volume": volume,
                 "medium": as_dict(volume.get("emptyDir")).get("medium") if volume else None,
                 "mount": mount,
-                "key_paths": {".": sub(where, "volumeMounts", number), "mount": sub(where, "volumeMounts", number),
+                "key_paths": {".": at, "mount": at,
                               "volume": sub(spec_where, "volumes", volume_paths[str(mount.get("name"))])
                               if volume is not None and spec_where is not None else None},
             })
