@@ -103,3 +103,35 @@ def test_an_exemption_is_unused_only_where_its_paths_were_linted(repo: Path) -> 
     proc = run_cli("other/job.yaml", cwd=repo, env=env).stdout.decode()
     assert ".kubegap-lint.yaml:3:5: note KG005 unused-suppression: exemption for KG201 (legacy)" in proc
     assert "(kept)" not in proc
+
+
+def test_fact_records_reads_only_the_kinds_it_records() -> None:
+    """fact_records passes over every other kind at once (_RECORDED_KINDS): each kind it
+    records still gives its record, and a kind it does not gives none."""
+    from kubegap_lint.core.model import Position
+    from kubegap_lint.input.parse import PositionIndex
+    from kubegap_lint.input.read import Resource
+    from kubegap_lint.workloads.index import _RECORDED_KINDS, fact_records
+
+    specs = {
+        "PodDisruptionBudget": ("policy/v1", {"spec": {"maxUnavailable": 1, "selector": {}}}),
+        "HorizontalPodAutoscaler": ("autoscaling/v2", {"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "d"}}}),
+        "ScaledObject": ("keda.sh/v1alpha1", {"spec": {"scaleTargetRef": {"name": "d"}}}),
+        "LocalModelCache": ("serving.kserve.io/v1alpha1", {"spec": {"sourceModelUri": "s3://m"}}),
+        "PersistentVolumeClaim": ("v1", {}),
+        "ConfigMap": ("v1", {"data": {"A": "1"}}),
+        "TrainingRuntime": ("trainer.kubeflow.org/v1alpha1", {}),
+        "ClusterTrainingRuntime": ("trainer.kubeflow.org/v1alpha1", {}),
+        "ResourceClaimTemplate": ("resource.k8s.io/v1", {"spec": {"spec": {}}}),
+        "ResourceClaim": ("resource.k8s.io/v1", {"spec": {}}),
+    }
+    assert set(specs) == _RECORDED_KINDS
+
+    def records(kind: str, api_version: str, extra: dict) -> list:
+        data = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x", "namespace": "n"}, **extra}
+        return fact_records(Resource("m.yaml", 0, data, PositionIndex(), Position(1, 1)))
+
+    for kind, (api_version, extra) in specs.items():
+        assert records(kind, api_version, extra), kind
+    assert records("Deployment", "apps/v1", {"spec": {"replicas": 1}}) == []
+    assert records("configmap", "v1", {"data": {"A": "1"}}) == []  # kinds are spelt exactly

@@ -203,6 +203,8 @@ def fact_records(resource: Resource) -> list[list[Any]]:
     same for a file linted and for one read for its facts only (repofacts.py caches them as
     JSON). A budget's record leaves out its path, which is the file's."""
     kind = resource.kind
+    if kind not in _RECORDED_KINDS:  # most documents: a workload, a Service, ...
+        return []
     data = resource.data
     spec: dict[str, Any] = data["spec"] if isinstance(data.get("spec"), dict) else {}
     name = resource.name
@@ -246,6 +248,11 @@ def fact_records(resource: Resource) -> list[list[Any]]:
         return [["device", kind, namespace, name, _device_requests(claim_spec)]]
     return []
 
+
+# Every kind fact_records makes a record of.
+_RECORDED_KINDS = frozenset(("PodDisruptionBudget", "LocalModelCache", "PersistentVolumeClaim", "ConfigMap",
+                             "TrainingRuntime", "ClusterTrainingRuntime", "ResourceClaimTemplate",
+                             "ResourceClaim")) | _AUTOSCALER_KINDS
 
 # The kinds fact_records reads: a file that names none of them holds no fact.
 FACT_KINDS = ("PodDisruptionBudget", "PersistentVolumeClaim", "ConfigMap", "ResourceClaim",
