@@ -122,7 +122,10 @@ def holds_pod_template(data: Any, skip: frozenset[int] = frozenset()) -> bool:
             if not unnamed and "containers" in node and is_pod_spec(node):
                 return True
             depth += 1
-            extend([(v, depth, unnamed and str(k) == "") for k, v in node.items() if isinstance(v, (dict, list))])
+            if unnamed:  # below the root's keys: a child keeps the root's "" only under a key spelt ""
+                extend([(v, depth, str(k) == "") for k, v in node.items() if isinstance(v, (dict, list))])
+            else:
+                extend([(v, depth, False) for v in node.values() if isinstance(v, (dict, list))])
         elif isinstance(node, list):
             depth += 1
             extend([(v, depth, False) for v in node if isinstance(v, (dict, list))])
