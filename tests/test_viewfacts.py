@@ -201,3 +201,9 @@ def test_accelerator_mismatches() -> None:
     assert mismatches({"nvidia.com/gpu": "$N"}, {"nvidia.com/gpu": 2}) == []  # unknown: not compared
     assert mismatches({"cpu": "1"}, {}) == []
     assert accelerator_mismatches({"resources": "broken"}, GPU) == []
+    # The same value twice is the same quantity (or unreadable on both sides): no mismatch.
+    assert mismatches({"nvidia.com/gpu": 8}, {"nvidia.com/gpu": 8}) == mismatches({"nvidia.com/gpu": "$N"},
+                                                                                    {"nvidia.com/gpu": "$N"}) == []
+    assert mismatches({"nvidia.com/gpu": True}, {"nvidia.com/gpu": 1}) == mismatches({"nvidia.com/gpu": "1"},
+                                                                                       {"nvidia.com/gpu": "1000m"}) == []
+    assert mismatches({"nvidia.com/gpu": "1"}, {"nvidia.com/gpu": "2"})[0]["limit"] == "2"

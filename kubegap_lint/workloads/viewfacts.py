@@ -273,6 +273,8 @@ def accelerator_mismatches(raw: dict[str, Any], patterns: list[str]) -> list[dic
             continue
         if name not in limits:
             found.append({"name": name, "request": requests[name], "limit": None})
+        elif type(requests[name]) is type(limits[name]) and requests[name] == limits[name]:
+            continue  # the same value written twice (nearly always): the same quantity, or unreadable
         elif _same_quantity(requests[name], limits[name]) is False:
             found.append({"name": name, "request": requests[name], "limit": limits[name]})
     return found
