@@ -366,6 +366,8 @@ def _plain(value: str) -> Any:
     if value in _SPECIAL:
         return _SPECIAL[value]
     if value[0] in _NUMBER_START:
+        if value.isdigit() and value.isascii() and (value[0] != "0" or len(value) == 1):
+            return int(value)  # the common case of _INT_RE, without the expressions
         try:
             if _INT_RE.match(value):
                 return int(value.replace("_", ""))
