@@ -337,10 +337,12 @@ def test_the_spill_record_is_plain_data_that_comes_back_the_same() -> None:
     assert again.key(("a", "x")) == Position(3, 5)
     # The keys are the data's own strings: one marshal call writes each once and reads it back shared.
     assert back[0][1] is next(iter(data))
-    # Two bytes a number when every number fits; four when one does not (a line past 65,535,
-    # or the -1 of a merge key's record).
+    # A byte a number when every number fits; two when every one fits those; four when one does
+    # not (a line past 65,535, or the -1 of a merge key's record).
     far = "\n" * 70_000 + "a: [1, {b: 2}]\n"
-    for text, kind in ((NESTED, "H"), (MERGES, "i"), (far, "i")):
+    wide = "a: " + "x" * 300 + "\n"  # an end column past 255
+    many = "".join(f"k{n}: {n}\n" for n in range(300))  # records past 255
+    for text, kind in ((NESTED, "B"), (wide, "H"), (many, "H"), (MERGES, "i"), (far, "i")):
         (plain,) = _check(text)
         record = plain.positions.to_record()
         assert record[1] == kind
