@@ -95,6 +95,7 @@ class PositionIndex:
     # so a record holding both writes each once.
     def to_record(self) -> tuple[Any, ...]:
         numbers = self.numbers
+        packed: bytes | bytearray
         if type(numbers) is list:  # packed at C speed (array's constructor costs 3-4x more)
             try:  # a byte a number when all fit (most documents: 65% of the 1k stream's)
                 kind, packed = "B", bytearray(numbers)  # a third of struct's cost; marshal writes it as bytes
