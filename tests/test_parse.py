@@ -19,6 +19,8 @@ def test_digit_strings_resolve_with_their_exact_types() -> None:
     values = doc.data["a"]
     assert values == [0, 7, 10, 123456789012345678901, 0.0, 7.0, 10, 0, "1\u0663", "1\u00b2", "\u0663"]
     assert [type(v) for v in values] == [int, int, int, int, float, float, int, int, str, str, str]
+    (doc,) = _parse("a: " + "7" * 5000 + "\n")  # past int()'s digit limit: kept as text, no crash
+    assert doc.data["a"] == "7" * 5000
 
 
 def test_tags_are_never_constructed() -> None:

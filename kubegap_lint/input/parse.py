@@ -370,9 +370,9 @@ def _plain(value: str) -> Any:
     if value in _SPECIAL:
         return _SPECIAL[value]
     if value[0] in _NUMBER_START:
-        if value.isdigit() and value.isascii() and (value[0] != "0" or len(value) == 1):
-            return int(value)  # the common case of _INT_RE, without the expressions
-        try:
+        try:  # int() refuses more than sys.get_int_max_str_digits() digits: the text stays
+            if value.isdigit() and value.isascii() and (value[0] != "0" or len(value) == 1):
+                return int(value)  # the common case of _INT_RE, without the expressions
             if _INT_RE.match(value):
                 return int(value.replace("_", ""))
             if _HEX_RE.match(value):
