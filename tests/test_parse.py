@@ -12,6 +12,17 @@ def test_scalars_resolve_like_kubernetes_yaml() -> None:
     assert doc.data["a"] == [1, "1", True, "yes", 16, 1.5, None, None, "", 1000.0, 10, 3, "text"]
 
 
+def test_digit_strings_resolve_with_their_exact_types() -> None:
+    # Plain ASCII digits without a leading zero are ints (read without the expressions); a
+    # leading zero makes a float (_FLOAT_RE), and other digits stay strings.
+    (doc,) = _parse("a: [0, 7, 10, 123456789012345678901, 00, 007, 1_0, -0, 1\u0663, 1\u00b2, \u0663]\n")
+    values = doc.data["a"]
+    assert values == [0, 7, 10, 123456789012345678901, 0.0, 7.0, 10, 0, "1\u0663", "1\u00b2", "\u0663"]
+    assert [type(v) for v in values] == [int, int, int, int, float, float, int, int, str, str, str]
+    (doc,) = _parse("a: " + "7" * 5000 + "\n")  # past int()'s digit limit: kept as text, no crash
+    assert doc.data["a"] == "7" * 5000
+
+
 def test_tags_are_never_constructed() -> None:
     (doc,) = _parse("a: !!python/object/apply:os.system ['echo hi']\nb: !Ref thing\nc: !!int '7'\n")
     assert doc.data == {"a": ["echo hi"], "b": "thing", "c": 7}

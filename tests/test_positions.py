@@ -286,9 +286,28 @@ def _parse_only(text: str) -> list[parse.ParsedDocument]:
     "!!str <<: 1\n<<: {x: {y: 1}}\n",
     "a: &a\n  - b: &b {c: 1}\n  - *b\nd: *a\ne: {<<: *b, c: 2}\n",
     "x: &x [1, 2]\n<<: [{p: 1}, {q: 2}]\ny: *x\n",
+    # A block collection ends where its last value does (fixed from the records after the walk):
+    # last values that are block collections, flow ones, empty ones, block scalars; through an
+    # alias; a merge key last; more than 256 levels of last values (where _end_mark stops).
+    "a:\n  b:\n    - c: 1\n      d:\n        - [x]\n  e: {}\nf:\n  - - |\n      text\n",
+    "a: &a\n  b:\n    - 1\nc:\n  d: *a\ne: [*a]\n",
+    "a: &a {x: 1}\nb:\n  c: 1\n  <<: *a\nd:\n  e: 2\n  <<: {f: {g: 3}}\n",
+    "".join("  " * n + "k:\n" for n in range(250)) + "  " * 250 + "k: 1\n",
+    "".join("  " * n + "k:\n" for n in range(300)) + "  " * 300 + "k: 1\n",
+    "".join(f"k{n}:\n  - {n}\n" for n in range(300)),
 ])
 def test_edge_documents_answer_as_the_reference(text: str) -> None:
-    _check(text)
+    assert all(doc.data is not None for doc in _check(text))
+
+
+@pytest.mark.parametrize("text", ["a: &a\n- *a\n", "a: &s\n- &t\n  - *s\nb: [*s]\n"])
+def test_a_recursive_aliass_positions_answer_as_the_reference(text: str) -> None:
+    # Refused (its data is infinitely deep), yet its index is the reference's, _end_mark's
+    # 256 steps around the loop included.
+    (chunk,) = split_documents(text.splitlines(True))
+    doc = parse_chunk(chunk)
+    assert doc.data is None and doc.problems[0].rule == "yaml-alias-expansion"
+    _same_answers(doc.positions, _reference(text)[0])
 
 
 def _sources() -> list[Path]:
@@ -318,10 +337,12 @@ def test_the_spill_record_is_plain_data_that_comes_back_the_same() -> None:
     assert again.key(("a", "x")) == Position(3, 5)
     # The keys are the data's own strings: one marshal call writes each once and reads it back shared.
     assert back[0][1] is next(iter(data))
-    # Two bytes a number when every number fits; four when one does not (a line past 65,535,
-    # or the -1 of a merge key's record).
+    # A byte a number when every number fits; two when every one fits those; four when one does
+    # not (a line past 65,535, or the -1 of a merge key's record).
     far = "\n" * 70_000 + "a: [1, {b: 2}]\n"
-    for text, kind in ((NESTED, "H"), (MERGES, "i"), (far, "i")):
+    wide = "a: " + "x" * 300 + "\n"  # an end column past 255
+    many = "".join(f"k{n}: {n}\n" for n in range(300))  # records past 255
+    for text, kind in ((NESTED, "B"), (wide, "H"), (many, "H"), (MERGES, "i"), (far, "i")):
         (plain,) = _check(text)
         record = plain.positions.to_record()
         assert record[1] == kind
