@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kubegap_lint import __version__
-from kubegap_lint.core.jsonpieces import indented, json_with_lists, scalar
+from kubegap_lint.core.jsonpieces import _escape, indented, json_with_lists, scalar
 from kubegap_lint.core.model import Finding, Location, Severity
 from kubegap_lint.engine.run import LintResult
 from kubegap_lint.suppress.fingerprint import fingerprint
@@ -79,69 +79,123 @@ def finding_json(finding: Finding, catalog_incidents: dict[str, Any], newline: s
     """indented(finding_dict(finding, catalog_incidents), newline), byte for byte, written
     straight from the finding's fields (tests/test_json_report.py holds the two together):
     a report writes thousands, and the dict and the general writer cost thrice this."""
-    n1 = newline + "  "
-    n2 = n1 + "  "
-    loc = finding.location
-    resource = finding.resource
-    rendered = finding.rendered_location
-    suppression = finding.suppression
-    evidence = [e for e in finding.evidence if e in catalog_incidents]
-    out = [
-        "{", n1, '"rule": ', scalar(finding.rule_id, n1),
-        ",", n1, '"name": ', scalar(finding.rule_name, n1),
-        ",", n1, '"severity": ', scalar(finding.severity.value, n1),
-        ",", n1, '"message": ', scalar(finding.message, n1),
-        ",", n1, '"location": {', n2, '"path": ', scalar(loc.path, n2),
-        ",", n2, '"line": ', scalar(loc.line, n2),
-        ",", n2, '"column": ', scalar(loc.column, n2),
-        ",", n2, '"end_line": ', scalar(loc.end_line or loc.line, n2),
-        ",", n2, '"end_column": ', scalar(loc.end_column, n2),
-        ",", n2, '"path_in_document": ', _flat(finding.key_path, n2),
-        ",", n2, '"missing": ', scalar(finding.missing, n2), n1, "}",
-        ",", n1, '"resource": ',
-    ]
-    if resource is None:
-        out.append("null")
-    else:
-        out += ["{", n2, '"apiVersion": ', scalar(resource.api_version, n2),
-                ",", n2, '"kind": ', scalar(resource.kind, n2),
-                ",", n2, '"namespace": ', scalar(resource.namespace, n2),
-                ",", n2, '"name": ', scalar(resource.name, n2), n1, "}"]
-    out += [",", n1, '"role": ', scalar(finding.role, n1),
-            ",", n1, '"container": ', scalar(finding.container, n1),
-            ",", n1, '"document": ', scalar(finding.document_index, n1),
-            ",", n1, '"template": ', scalar(finding.template, n1),
-            ",", n1, '"rendered_location": ']
-    if rendered is None:
-        out.append("null")
-    else:
-        out += ["{", n2, '"path": ', scalar(rendered.path, n2),
-                ",", n2, '"line": ', scalar(rendered.line, n2),
-                ",", n2, '"column": ', scalar(rendered.column, n2), n1, "}"]
-    out += [",", n1, '"approximate": ', scalar(finding.approximate, n1),
-            ",", n1, '"fingerprint": ', scalar(fingerprint(finding), n1),
-            ",", n1, '"evidence": ']
-    if not evidence:
-        out.append("[]")
-    else:
+    return FindingWriter(catalog_incidents).write(finding, newline)
+
+
+def _text(value: Any) -> str:
+    """scalar(value) for a field that holds a str or None (the escaper at once for a str)."""
+    return _escape(value) if type(value) is str else scalar(value)
+
+
+class FindingWriter:
+    """finding_json for the findings of one report. What the findings of one rule share (its
+    id, name, severity and evidence, written the same for each) is written once a report; so
+    is the resource, for the run of findings about one resource (sorted, they come together),
+    and the file's path."""
+
+    def __init__(self, catalog_incidents: dict[str, Any]) -> None:
+        self.incidents = catalog_incidents
+        self._heads: dict[tuple[Any, ...], str] = {}  # rule, name, severity, newline -> its text
+        self._evidence: dict[tuple[Any, ...], str] = {}  # evidence, newline -> its text
+        self._resource: tuple[Any, ...] = ()  # the last resource's fields and newline, and its text
+        self._path: tuple[Any, str] = (None, "")  # the last location path and its text
+
+    def _head(self, finding: Finding, newline: str) -> str:
+        n1 = newline + "  "
+        return "".join(["{", n1, '"rule": ', _text(finding.rule_id), ",", n1, '"name": ', _text(finding.rule_name),
+                        ",", n1, '"severity": ', scalar(finding.severity.value, n1), ",", n1, '"message": '])
+
+    def _evidence_text(self, evidence: tuple[str, ...], newline: str) -> str:
+        incidents = self.incidents
+        chosen = [e for e in evidence if e in incidents]
+        if not chosen:
+            return "[]"
+        n1 = newline + "  "
+        n2 = n1 + "  "
         n3 = n2 + "  "
-        for number, e in enumerate(evidence):
-            incident = catalog_incidents[e]
+        out = []
+        for number, e in enumerate(chosen):
+            incident = incidents[e]
             out += ["[" if number == 0 else ",", n2, "{", n3, '"id": ', scalar(e, n3),
                     ",", n3, '"title": ', scalar(incident.title, n3),
                     ",", n3, '"urls": ', _flat(list(incident.urls), n3), n2, "}"]
         out += [n1, "]"]
-    out += [",", n1, '"suppressed": ']
-    if suppression is None:
-        out.append("null")
-    else:
-        out += ["{", n2, '"kind": ', scalar(suppression.kind, n2),
-                ",", n2, '"reason": ', scalar(suppression.reason, n2), n1, "}"]
-    out += [",", n1, '"found_by": ', scalar(finding.found_by, n1)]
-    if finding.extra:
-        out += [",", n1, '"extra": ', indented(finding.extra, n1)]
-    out += [newline, "}"]
-    return "".join(out)
+        return "".join(out)
+
+    def write(self, finding: Finding, newline: str = "\n") -> str:
+        n1 = newline + "  "
+        n2 = n1 + "  "
+        loc = finding.location
+        resource = finding.resource
+        rendered = finding.rendered_location
+        suppression = finding.suppression
+        severity = finding.severity
+        rule_id, rule_name = finding.rule_id, finding.rule_name
+        if type(rule_id) is str and type(rule_name) is str and type(severity) is Severity:
+            head_key = (rule_id, rule_name, severity, newline)
+            head = self._heads.get(head_key)
+            if head is None:
+                head = self._heads[head_key] = self._head(finding, newline)
+        else:  # only texts and a Severity are remembered: equal values write the same text
+            head = self._head(finding, newline)
+        evidence_key = (finding.evidence, newline)
+        evidence = self._evidence.get(evidence_key)
+        if evidence is None:
+            evidence = self._evidence[evidence_key] = self._evidence_text(finding.evidence, newline)
+        path = loc.path
+        if self._path[0] is not path:
+            self._path = (path, _text(path))
+        end_line = loc.end_line or loc.line
+        out = [
+            head, _text(finding.message),
+            ",", n1, '"location": {', n2, '"path": ', self._path[1],
+            ",", n2, '"line": ', scalar(loc.line, n2),
+            ",", n2, '"column": ', scalar(loc.column, n2),
+            ",", n2, '"end_line": ', scalar(end_line, n2),
+            ",", n2, '"end_column": ', scalar(loc.end_column, n2),
+            ",", n2, '"path_in_document": ', _flat(finding.key_path, n2),
+            ",", n2, '"missing": ', _text(finding.missing), n1, "}",
+            ",", n1, '"resource": ',
+        ]
+        if resource is None:
+            out.append("null")
+        else:
+            fields = (resource.api_version, resource.kind, resource.namespace, resource.name, newline)
+            if self._resource[:-1] == fields:
+                out.append(self._resource[-1])
+            else:
+                text = "".join([
+                    "{", n2, '"apiVersion": ', _text(fields[0]), ",", n2, '"kind": ', _text(fields[1]),
+                    ",", n2, '"namespace": ', _text(fields[2]), ",", n2, '"name": ', _text(fields[3]), n1, "}"])
+                # Kept only for texts and None: a value equal to one of them writes the same.
+                if all(f is None or type(f) is str for f in fields):
+                    self._resource = (*fields, text)
+                out.append(text)
+        out += [",", n1, '"role": ', _text(finding.role),
+                ",", n1, '"container": ', _text(finding.container),
+                ",", n1, '"document": ', scalar(finding.document_index, n1),
+                ",", n1, '"template": ', _text(finding.template),
+                ",", n1, '"rendered_location": ']
+        if rendered is None:
+            out.append("null")
+        else:
+            out += ["{", n2, '"path": ', scalar(rendered.path, n2),
+                    ",", n2, '"line": ', scalar(rendered.line, n2),
+                    ",", n2, '"column": ', scalar(rendered.column, n2), n1, "}"]
+        out += [",", n1, '"approximate": ', scalar(finding.approximate, n1),
+                ",", n1, '"fingerprint": ', _escape(fingerprint(finding)),
+                ",", n1, '"evidence": ', evidence,
+                ",", n1, '"suppressed": ']
+        if suppression is None:
+            out.append("null")
+        else:
+            out += ["{", n2, '"kind": ', scalar(suppression.kind, n2),
+                    ",", n2, '"reason": ', scalar(suppression.reason, n2), n1, "}"]
+        out += [",", n1, '"found_by": ', _text(finding.found_by)]
+        if finding.extra:
+            out += [",", n1, '"extra": ', indented(finding.extra, n1)]
+        out += [newline, "}"]
+        return "".join(out)
 
 
 def _estimate_dicts(result: LintResult, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -186,7 +240,7 @@ def json_pieces(result: LintResult, params: dict[str, Any] | None = None) -> Ite
         "findings": result.iter_findings(),
         "estimates": _estimate_dicts(result, params or {}),
         "errors": iter(errors),
-    }, {"findings": lambda finding, newline: finding_json(finding, incidents, newline)})
+    }, {"findings": FindingWriter(incidents).write})
 
 
 def render_json(result: LintResult, params: dict[str, Any] | None = None) -> str:
