@@ -293,14 +293,18 @@ def _filter_selected(children: list[Any], visit: Any, cache: dict[int, tuple[Any
     part_steps = tuple(_compile(part, visit, cache) for part in parts)
     item_step = _compile(children[1], visit, cache)
     condition = children[2]
+    tests = tuple(_selected_test(part, condition) for part in parts)
 
     def project_selected(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
         if value is None:
             return None, None
         values: list[Any] = []
         places: list[Where] = []
-        for part, step in zip(parts, part_steps, strict=True):
-            if not _truthy(visit(condition, visit(part, value))):
+        for part, step, test in zip(parts, part_steps, tests, strict=True):
+            if test is not None:  # the one entry the filter reads, not the whole object
+                if not _truthy(visit(test, value)):
+                    continue
+            elif not _truthy(visit(condition, visit(part, value))):
                 continue
             item, item_where = step(value, where, tracker)
             result, result_where = item_step(item, item_where if item_where is not None else own(item), tracker)
@@ -310,6 +314,20 @@ def _filter_selected(children: list[Any], visit: Any, cache: dict[int, tuple[Any
         return values, places
 
     return project_selected
+
+
+def _selected_test(part: dict[str, Any], condition: dict[str, Any]) -> dict[str, Any] | None:
+    """For `{hit: h, ...}` filtered by `[?hit]`: the expression h, whose value is the field the
+    filter tests (on a value that is not null, where the object is made); None otherwise. The
+    other entries are computed only for the entries kept: the plain evaluation computed them
+    all already, without an error, so skipping them changes no value."""
+    if condition.get("type") != "field" or part.get("type") != "multi_select_dict":
+        return None
+    found = None
+    for pair in part["children"]:  # a repeated key: the object holds the last one's value
+        if pair.get("value") == condition.get("value"):
+            found = pair["children"][0]
+    return found
 
 
 def node_paths(data: Any, base: tuple[str | int, ...]) -> dict[int, tuple[str | int, ...]]:
