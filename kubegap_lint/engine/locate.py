@@ -160,7 +160,21 @@ def _step(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -
         name = node["value"]
 
         def field(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
+            # _field and _known written out for the usual kinds of place (a path, a view's
+            # map, nothing): this runs for every field of every `at:` a finding tries.
+            kind = type(where)
+            if kind is tuple:
+                child = value.get(name) if isinstance(value, dict) else None
+                return child, (*where, name)  # not None: _known leaves it
+            if kind is dict and name in where:
+                child = value.get(name) if isinstance(value, dict) else None
+                found = where[name]
+                if found is not None or not isinstance(child, dict):
+                    return child, found
+                return child, tracker._known(child, found)
             value, where = _field(value, where, name)
+            if where is not None or not isinstance(value, dict):
+                return value, where
             return value, tracker._known(value, where)
 
         return field
@@ -170,6 +184,8 @@ def _step(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -
         def chain(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
             for step in steps:
                 value, where = step(value, where, tracker)
+            if where is not None or not isinstance(value, dict):
+                return value, where  # what _known gives
             return value, tracker._known(value, where)
 
         return chain
@@ -199,10 +215,11 @@ def _step(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -
                 return None, None  # _known(None, None) is None
             values: list[Any] = []
             places: list[Where] = []
-            for number in range(len(base)):
-                item, item_where = _item(base, base_where, number)
+            for number, item in enumerate(base):
+                # The filter first: an item it drops needs no place (filters drop most).
                 if condition is not None and not _truthy(visit(condition, item)):
                     continue
+                item, item_where = _item(base, base_where, number)
                 result, result_where = item_step(item, item_where, tracker)
                 if result is not None:
                     values.append(result)

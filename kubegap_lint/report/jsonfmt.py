@@ -72,7 +72,9 @@ def _flat(values: Any, newline: str) -> str:
     if not values:
         return "[]"
     inner = newline + "  "
-    return "[" + inner + ("," + inner).join([scalar(v, inner) for v in values]) + newline + "]"
+    return "[" + inner + ("," + inner).join([
+        _escape(v) if type(v) is str else int.__repr__(v) if type(v) is int else scalar(v, inner)
+        for v in values]) + newline + "]"
 
 
 def finding_json(finding: Finding, catalog_incidents: dict[str, Any], newline: str = "\n") -> str:
@@ -82,16 +84,37 @@ def finding_json(finding: Finding, catalog_incidents: dict[str, Any], newline: s
     return FindingWriter(catalog_incidents).write(finding, newline)
 
 
-def _text(value: Any) -> str:
-    """scalar(value) for a field that holds a str or None (the escaper at once for a str)."""
-    return _escape(value) if type(value) is str else scalar(value)
+def _joints(newline: str) -> tuple[str, ...]:
+    """The fixed text between a finding's values, for findings written at `newline`."""
+    n1 = newline + "  "
+    n2 = n1 + "  "
+    return (
+        "," + n1 + '"location": {' + n2 + '"path": ',
+        "," + n2 + '"line": ',
+        "," + n2 + '"column": ',
+        "," + n2 + '"end_line": ',
+        "," + n2 + '"end_column": ',
+        "," + n2 + '"path_in_document": ',
+        "," + n2 + '"missing": ',
+        n1 + "}," + n1 + '"resource": ',
+        "," + n1 + '"role": ',
+        "," + n1 + '"container": ',
+        "," + n1 + '"document": ',
+        "," + n1 + '"template": ',
+        "," + n1 + '"rendered_location": ',
+        "," + n1 + '"approximate": ',
+        "," + n1 + '"fingerprint": ',
+        "," + n1 + '"evidence": ',
+        "," + n1 + '"suppressed": ',
+        "," + n1 + '"found_by": ',
+    )
 
 
 class FindingWriter:
     """finding_json for the findings of one report. What the findings of one rule share (its
     id, name, severity and evidence, written the same for each) is written once a report; so
     is the resource, for the run of findings about one resource (sorted, they come together),
-    and the file's path."""
+    the file's path, and the fixed text between the values."""
 
     def __init__(self, catalog_incidents: dict[str, Any]) -> None:
         self.incidents = catalog_incidents
@@ -99,11 +122,13 @@ class FindingWriter:
         self._evidence: dict[tuple[Any, ...], str] = {}  # evidence, newline -> its text
         self._resource: tuple[Any, ...] = ()  # the last resource's fields and newline, and its text
         self._path: tuple[Any, str] = (None, "")  # the last location path and its text
+        self._joints: dict[str, tuple[str, ...]] = {}
 
     def _head(self, finding: Finding, newline: str) -> str:
         n1 = newline + "  "
-        return "".join(["{", n1, '"rule": ', _text(finding.rule_id), ",", n1, '"name": ', _text(finding.rule_name),
-                        ",", n1, '"severity": ', scalar(finding.severity.value, n1), ",", n1, '"message": '])
+        return "".join(["{", n1, '"rule": ', scalar(finding.rule_id, n1), ",", n1, '"name": ',
+                        scalar(finding.rule_name, n1), ",", n1, '"severity": ', scalar(finding.severity.value, n1),
+                        ",", n1, '"message": '])
 
     def _evidence_text(self, evidence: tuple[str, ...], newline: str) -> str:
         incidents = self.incidents
@@ -122,7 +147,24 @@ class FindingWriter:
         out += [n1, "]"]
         return "".join(out)
 
+    def _resource_text(self, resource: Any, newline: str) -> str:
+        fields = (resource.api_version, resource.kind, resource.namespace, resource.name, newline)
+        if self._resource[:-1] == fields:
+            return self._resource[-1]  # type: ignore[no-any-return]
+        n1 = newline + "  "
+        n2 = n1 + "  "
+        text = "".join([
+            "{", n2, '"apiVersion": ', scalar(fields[0], n2), ",", n2, '"kind": ', scalar(fields[1], n2),
+            ",", n2, '"namespace": ', scalar(fields[2], n2), ",", n2, '"name": ', scalar(fields[3], n2), n1, "}"])
+        # Kept only for texts and None: a value equal to one of them writes the same.
+        if all(f is None or type(f) is str for f in fields):
+            self._resource = (*fields, text)
+        return text
+
     def write(self, finding: Finding, newline: str = "\n") -> str:
+        joints = self._joints.get(newline)
+        if joints is None:
+            joints = self._joints[newline] = _joints(newline)
         n1 = newline + "  "
         n2 = n1 + "  "
         loc = finding.location
@@ -144,54 +186,43 @@ class FindingWriter:
             evidence = self._evidence[evidence_key] = self._evidence_text(finding.evidence, newline)
         path = loc.path
         if self._path[0] is not path:
-            self._path = (path, _text(path))
-        end_line = loc.end_line or loc.line
+            self._path = (path, scalar(path, n2))
+        line, column, end_line, end_column = loc.line, loc.column, loc.end_line or loc.line, loc.end_column
+        message, missing = finding.message, finding.missing
+        role, container, document, template = finding.role, finding.container, finding.document_index, finding.template
+        found_by = finding.found_by
         out = [
-            head, _text(finding.message),
-            ",", n1, '"location": {', n2, '"path": ', self._path[1],
-            ",", n2, '"line": ', scalar(loc.line, n2),
-            ",", n2, '"column": ', scalar(loc.column, n2),
-            ",", n2, '"end_line": ', scalar(end_line, n2),
-            ",", n2, '"end_column": ', scalar(loc.end_column, n2),
-            ",", n2, '"path_in_document": ', _flat(finding.key_path, n2),
-            ",", n2, '"missing": ', _text(finding.missing), n1, "}",
-            ",", n1, '"resource": ',
+            head, _escape(message) if type(message) is str else scalar(message, n1),
+            joints[0], self._path[1],
+            joints[1], int.__repr__(line) if type(line) is int else scalar(line, n2),
+            joints[2], int.__repr__(column) if type(column) is int else scalar(column, n2),
+            joints[3], int.__repr__(end_line) if type(end_line) is int else scalar(end_line, n2),
+            joints[4], int.__repr__(end_column) if type(end_column) is int else scalar(end_column, n2),
+            joints[5], _flat(finding.key_path, n2),
+            joints[6], _escape(missing) if type(missing) is str else scalar(missing, n2),
+            joints[7], "null" if resource is None else self._resource_text(resource, newline),
+            joints[8], _escape(role) if type(role) is str else scalar(role, n1),
+            joints[9], _escape(container) if type(container) is str else scalar(container, n1),
+            joints[10], int.__repr__(document) if type(document) is int else scalar(document, n1),
+            joints[11], _escape(template) if type(template) is str else scalar(template, n1),
+            joints[12],
         ]
-        if resource is None:
-            out.append("null")
-        else:
-            fields = (resource.api_version, resource.kind, resource.namespace, resource.name, newline)
-            if self._resource[:-1] == fields:
-                out.append(self._resource[-1])
-            else:
-                text = "".join([
-                    "{", n2, '"apiVersion": ', _text(fields[0]), ",", n2, '"kind": ', _text(fields[1]),
-                    ",", n2, '"namespace": ', _text(fields[2]), ",", n2, '"name": ', _text(fields[3]), n1, "}"])
-                # Kept only for texts and None: a value equal to one of them writes the same.
-                if all(f is None or type(f) is str for f in fields):
-                    self._resource = (*fields, text)
-                out.append(text)
-        out += [",", n1, '"role": ', _text(finding.role),
-                ",", n1, '"container": ', _text(finding.container),
-                ",", n1, '"document": ', scalar(finding.document_index, n1),
-                ",", n1, '"template": ', _text(finding.template),
-                ",", n1, '"rendered_location": ']
         if rendered is None:
             out.append("null")
         else:
             out += ["{", n2, '"path": ', scalar(rendered.path, n2),
                     ",", n2, '"line": ', scalar(rendered.line, n2),
                     ",", n2, '"column": ', scalar(rendered.column, n2), n1, "}"]
-        out += [",", n1, '"approximate": ', scalar(finding.approximate, n1),
-                ",", n1, '"fingerprint": ', _escape(fingerprint(finding)),
-                ",", n1, '"evidence": ', evidence,
-                ",", n1, '"suppressed": ']
+        out += [joints[13], scalar(finding.approximate, n1),
+                joints[14], _escape(fingerprint(finding)),
+                joints[15], evidence,
+                joints[16]]
         if suppression is None:
             out.append("null")
         else:
             out += ["{", n2, '"kind": ', scalar(suppression.kind, n2),
                     ",", n2, '"reason": ', scalar(suppression.reason, n2), n1, "}"]
-        out += [",", n1, '"found_by": ', _text(finding.found_by)]
+        out += [joints[17], _escape(found_by) if type(found_by) is str else scalar(found_by, n1)]
         if finding.extra:
             out += [",", n1, '"extra": ', indented(finding.extra, n1)]
         out += [newline, "}"]
