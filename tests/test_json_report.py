@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kubegap_lint.core.jsonpieces import indented
 from kubegap_lint.core.model import Finding, Location, ResourceRef, Severity, Suppression
-from kubegap_lint.report.jsonfmt import finding_dict, finding_json
+from kubegap_lint.report.jsonfmt import FindingWriter, finding_dict, finding_json
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -65,3 +65,24 @@ def test_every_finding_of_the_examples_is_written_as_its_dict(linter_factory) ->
     assert len(found) > 100 and any(f.evidence for f in found) and any(f.resource is None for f in found)
     for finding in found:
         _same(finding, result.catalog.incidents)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(findings, max_size=6))
+def test_one_writer_remembers_only_what_is_the_same(found: list[Finding]) -> None:
+    # A report's writer keeps what findings of one rule and one resource share: each finding,
+    # after others, is still written as its own dict.
+    writer = FindingWriter(INCIDENTS)
+    for finding in found + found[::-1]:
+        for newline in ("\n    ", "\n"):
+            assert writer.write(finding, newline) == indented(finding_dict(finding, INCIDENTS), newline)
+
+
+def test_one_writer_writes_the_examples_report(linter_factory) -> None:
+    linter = linter_factory()
+    result = linter.lint_paths([str(REPO / "examples")])
+    writer = FindingWriter(result.catalog.incidents)
+    found = list(result.iter_findings())
+    assert len({f.rule_id for f in found}) > 10
+    for finding in found:
+        assert writer.write(finding, "\n    ") == indented(finding_dict(finding, result.catalog.incidents), "\n    ")

@@ -46,6 +46,28 @@ def test_many_runs_are_merged_into_one(monkeypatch: pytest.MonkeyPatch) -> None:
     assert list(store) == sorted(numbers)
 
 
+def test_a_store_counts_what_is_added_as_its_tally_names() -> None:
+    store: SortedSpill[tuple[int, str]] = SortedSpill(lambda item: item[0], limit=2, tally=lambda item: item[1])
+    store.extend([(3, "a"), (1, "b"), (2, "a"), (0, "a")])
+    assert store.counts == {"a": 3, "b": 1} and store.runs
+    assert SortedSpill(lambda item: item).counts is None
+
+
+def test_the_tally_counted_as_stored_is_the_tally_of_every_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    # LintResult.tally reads the counts the run's store kept; a result whose store keeps none
+    # (or with a baseline, applied as the findings are read) counts them as they are read.
+    monkeypatch.setattr(spill, "SPILL_ITEMS", 7)
+    result = Linter(Settings()).lint_paths([str(EXAMPLES)])
+    assert result.store.counts is not None
+    counted = result.tally()
+    found = result.findings
+    assert any(f.suppression for f in found) and len({f.severity for f in found}) == 3
+    result.findings = found  # a new store, with no counts
+    assert result.store.counts is None
+    assert result.tally() == counted
+    assert sum(counted.by_severity.values()) + counted.suppressed == len(found)
+
+
 def _reports(linter: Linter, paths: list[str]) -> dict[str, str]:
     from kubegap_lint.report.github import render_github
     from kubegap_lint.report.jsonfmt import render_json

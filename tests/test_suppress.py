@@ -155,6 +155,48 @@ spec:
         ("Master", None), ("Worker", "annotation")]
 
 
+@pytest.mark.parametrize("annotations", [
+    # through a merge key, an inline mapping and an alias of the Master's (the Worker's own
+    # annotations hold no ignore key of their own text), and a quoted key
+    "annotations:\n            <<: {kubegap.io/ignore: training-checkpoint-volume}\n"
+    "            kubegap.io/ignore-reason: workers never write checkpoints",
+    "annotations: *shared",
+    "annotations: {\"kubegap.io/ignore\": training-checkpoint-volume,"
+    " kubegap.io/ignore-reason: workers never write checkpoints}",
+])
+def test_pod_template_annotation_through_merges_and_aliases(annotations: str) -> None:
+    # Suppressor.collect skips the walk for a document whose keys hold no ignore key: a key
+    # reached through a merge or an alias is still one of the document's.
+    text = f"""\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: llm
+  labels: &shared
+    kubegap.io/ignore: training-checkpoint-volume
+    kubegap.io/ignore-reason: workers never write checkpoints
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - {{name: pytorch, image: x, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}
+    Worker:
+      replicas: 3
+      template:
+        metadata:
+          {annotations}
+        spec:
+          containers:
+            - {{name: pytorch, image: x, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}
+"""
+    result = lint(text, select=["KG201", "KG005"])
+    assert [(f.role, f.suppression.kind if f.suppression else None) for f in result.findings] == [
+        ("Master", None), ("Worker", "annotation")]
+
+
 # ---------------------------------------------------------------- inline comments
 
 def test_inline_on_the_line_or_the_line_above() -> None:

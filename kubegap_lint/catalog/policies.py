@@ -32,11 +32,13 @@ class MessageTemplate:
 
     def render(self, element: Any, interpreter: Any) -> str:
         out = []
+        search = interpreter.search
         for part in self.parts:
             if isinstance(part, str):
                 out.append(part)
             else:
-                out.append(_display(interpreter.search(part, element)))
+                value = search(part, element)
+                out.append(value if type(value) is str else _display(value))  # most are texts
         return "".join(out)
 
 

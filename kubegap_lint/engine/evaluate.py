@@ -5,8 +5,7 @@ nearest existing parent when that node is a missing field, which the finding the
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from kubegap_lint.catalog.policies import Policy
 from kubegap_lint.core.model import Finding, Location, Severity
@@ -39,10 +38,10 @@ def _element_path(element: Any, fallback: int) -> str:
     return f"#{fallback}"
 
 
-@dataclass(frozen=True)
-class Place:
+class Place(NamedTuple):
     """Where a finding points: its location, the node's key path in the document, the `at:`
-    text that chose it, and the field that is missing when the location is its parent."""
+    text that chose it, and the field that is missing when the location is its parent. (A
+    named tuple: one is made for every `at:` a finding tries that names a node.)"""
 
     location: Location
     key_path: KeyPath
@@ -283,22 +282,15 @@ class _Workload:
             found_by = view.get("found_by")
         if self.ref is None:
             self.ref = resource.ref()
+        # By position (one a finding; keywords cost more): rule_id, rule_name, severity,
+        # message, location, resource, role, container, document_index, template, node_path,
+        # evidence, approximate, rendered_location, key_path, missing, suppression, extra, found_by.
         return Finding(
-            rule_id=policy.id,
-            rule_name=policy.name,
-            severity=severity,
-            message=message,
-            location=place.location,
-            resource=self.ref,
-            role=role if isinstance(role, str) else None,
-            container=container if isinstance(container, str) else None,
-            document_index=resource.document_index,
-            template=resource.helm_source,
-            node_path=f"{_element_path(element, number)}|{place.matched}",
-            evidence=policy.evidence,
-            key_path=place.key_path,
-            missing=place.missing,
-            found_by=found_by if isinstance(found_by, str) else None,
+            policy.id, policy.name, severity, message, place.location, self.ref,
+            role if isinstance(role, str) else None, container if isinstance(container, str) else None,
+            resource.document_index, resource.helm_source, f"{_element_path(element, number)}|{place.matched}",
+            policy.evidence, False, None, place.key_path, place.missing, None, None,
+            found_by if isinstance(found_by, str) else None,
         )
 
 

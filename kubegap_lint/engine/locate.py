@@ -160,7 +160,21 @@ def _step(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -
         name = node["value"]
 
         def field(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
+            # _field and _known written out for the usual kinds of place (a path, a view's
+            # map, nothing): this runs for every field of every `at:` a finding tries.
+            kind = type(where)
+            if kind is tuple:
+                child = value.get(name) if isinstance(value, dict) else None
+                return child, (*where, name)  # not None: _known leaves it
+            if kind is dict and name in where:
+                child = value.get(name) if isinstance(value, dict) else None
+                found = where[name]
+                if found is not None or not isinstance(child, dict):
+                    return child, found
+                return child, tracker._known(child, found)
             value, where = _field(value, where, name)
+            if where is not None or not isinstance(value, dict):
+                return value, where
             return value, tracker._known(value, where)
 
         return field
@@ -170,6 +184,8 @@ def _step(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -
         def chain(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
             for step in steps:
                 value, where = step(value, where, tracker)
+            if where is not None or not isinstance(value, dict):
+                return value, where  # what _known gives
             return value, tracker._known(value, where)
 
         return chain
@@ -199,10 +215,11 @@ def _step(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -
                 return None, None  # _known(None, None) is None
             values: list[Any] = []
             places: list[Where] = []
-            for number in range(len(base)):
-                item, item_where = _item(base, base_where, number)
+            for number, item in enumerate(base):
+                # The filter first: an item it drops needs no place (filters drop most).
                 if condition is not None and not _truthy(visit(condition, item)):
                     continue
+                item, item_where = _item(base, base_where, number)
                 result, result_where = item_step(item, item_where, tracker)
                 if result is not None:
                     values.append(result)
@@ -293,14 +310,18 @@ def _filter_selected(children: list[Any], visit: Any, cache: dict[int, tuple[Any
     part_steps = tuple(_compile(part, visit, cache) for part in parts)
     item_step = _compile(children[1], visit, cache)
     condition = children[2]
+    tests = tuple(_selected_test(part, condition) for part in parts)
 
     def project_selected(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
         if value is None:
             return None, None
         values: list[Any] = []
         places: list[Where] = []
-        for part, step in zip(parts, part_steps, strict=True):
-            if not _truthy(visit(condition, visit(part, value))):
+        for part, step, test in zip(parts, part_steps, tests, strict=True):
+            if test is not None:  # the one entry the filter reads, not the whole object
+                if not _truthy(visit(test, value)):
+                    continue
+            elif not _truthy(visit(condition, visit(part, value))):
                 continue
             item, item_where = step(value, where, tracker)
             result, result_where = item_step(item, item_where if item_where is not None else own(item), tracker)
@@ -310,6 +331,20 @@ def _filter_selected(children: list[Any], visit: Any, cache: dict[int, tuple[Any
         return values, places
 
     return project_selected
+
+
+def _selected_test(part: dict[str, Any], condition: dict[str, Any]) -> dict[str, Any] | None:
+    """For `{hit: h, ...}` filtered by `[?hit]`: the expression h, whose value is the field the
+    filter tests (on a value that is not null, where the object is made); None otherwise. The
+    other entries are computed only for the entries kept: the plain evaluation computed them
+    all already, without an error, so skipping them changes no value."""
+    if condition.get("type") != "field" or part.get("type") != "multi_select_dict":
+        return None
+    found = None
+    for pair in part["children"]:  # a repeated key: the object holds the last one's value
+        if pair.get("value") == condition.get("value"):
+            found = pair["children"][0]
+    return found
 
 
 def node_paths(data: Any, base: tuple[str | int, ...]) -> dict[int, tuple[str | int, ...]]:

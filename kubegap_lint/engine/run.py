@@ -97,6 +97,15 @@ class LintResult:
         if self._tally is None:
             counts = dict.fromkeys(Severity, 0)
             suppressed = 0
+            counted = getattr(self.store, "counts", None) if self.baseline is None else None
+            if counted is not None:  # counted as the run stored them (_tally_key): no read back
+                for (severity, kept), number in counted.items():
+                    if kept:
+                        counts[severity] += number
+                    else:
+                        suppressed += number
+                self._tally = Tally(counts, suppressed)
+                return self._tally
             for finding in self.iter_findings():
                 if finding.suppression is None:
                     counts[finding.severity] += 1
@@ -269,6 +278,11 @@ def make_result(linter: Linter, findings: SortedSpill[Finding], errors: list[Inp
                       baseline)
 
 
+def _tally_key(finding: Finding) -> tuple[Severity, bool]:
+    """What LintResult.tally counts a stored finding as: its severity, and not suppressed."""
+    return finding.severity, finding.suppression is None
+
+
 def _document(resource: Resource) -> Any:
     """The rendered document a Helm finding's key path walks from: the resource's data, unless
     it is an item of a List (its key path then starts at the List)."""
@@ -310,7 +324,7 @@ class _Run:
         self.suppressor = Suppressor(linter)
         self.templates = TemplateMapper(linter.settings.chart_dirs, linter.template_places)
         self.faults: SortedSpill[Finding] = SortedSpill(Finding.sort_key)  # matched at the end
-        self.findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key)
+        self.findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key, tally=_tally_key)
         self.estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(lambda pair: pair[0])
         self.views: list[tuple[int, WorkloadView]] = []
         self.workloads = 0

@@ -189,7 +189,9 @@ class TemplateMapper:
             if hook:
                 self.hooks.add((resource.path, resource.document_index))
             key = (resource.path, resource.helm_source, resource.kind, hook)
-            group = self.documents.setdefault(key, array("q"))
+            group = self.documents.get(key)
+            if group is None:  # not setdefault: an array made for every resource of a render
+                group = self.documents[key] = array("q")
             if not group or group[-1] != resource.document_index:  # the items of one List count once
                 group.append(resource.document_index)
 
@@ -212,18 +214,18 @@ class TemplateMapper:
         rendered."""
         if finding.template is None or finding.rendered_location:
             return finding
-        place = self.places.get(finding.location.path, {}).get(finding.location.line)
+        marked = self.places.get(finding.location.path) if self.places else None
+        place = marked.get(finding.location.line) if marked else None
         if place is not None and finding.resource is not None:
             return replace(finding, location=Location(place.path, place.line, place.column),
                            rendered_location=finding.location, approximate=finding.approximate or place.approximate)
-        from kubegap_lint.helm.template_lines import locate
-
         if self._charts is None:
             self._charts = ChartIndex(self.chart_dirs)
         path = self._charts.resolve(finding.template)
         text = self._charts.template_text(path) if path else None
         if path is None or text is None or finding.resource is None:
             return self._fallback(finding, path if text is not None else None)
+        from kubegap_lint.helm.template_lines import locate  # only once a template is found
         number = finding.document_index or 0
         hook = (finding.location.path, number) in self.hooks
         rank, count = self._rank(finding.location.path, finding.template, finding.resource.kind, hook, number)

@@ -28,12 +28,18 @@ _BATCH = 256  # items a pickle record: fewer, larger records read back faster
 
 
 class SortedSpill(Generic[T]):
-    def __init__(self, key: Callable[[T], Any], limit: int | None = None) -> None:
+    """`tally`, when given, names what each item counts as: `counts` then holds how many items
+    of each were added, so a summary needs no read of the runs."""
+
+    def __init__(self, key: Callable[[T], Any], limit: int | None = None,
+                 tally: Callable[[T], Any] | None = None) -> None:
         self.key = key
         self.limit = max(1, SPILL_ITEMS if limit is None else limit)
         self.buffer: list[T] = []
         self.runs: list[IO[bytes]] = []
         self.count = 0
+        self.tally = tally
+        self.counts: dict[Any, int] | None = None if tally is None else {}
 
     def __len__(self) -> int:
         return self.count
@@ -41,6 +47,10 @@ class SortedSpill(Generic[T]):
     def add(self, item: T) -> None:
         self.buffer.append(item)
         self.count += 1
+        counts = self.counts
+        if counts is not None:
+            kind = self.tally(item)  # type: ignore[misc]
+            counts[kind] = counts.get(kind, 0) + 1
         if len(self.buffer) >= self.limit:
             self._spill()
 

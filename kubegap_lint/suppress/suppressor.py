@@ -163,6 +163,15 @@ def _annotation_sites(data: dict[str, Any]) -> list[tuple[KeyPath, dict[str, Any
     return sites
 
 
+def _may_carry_annotation(resource: Resource) -> bool:
+    """Can the resource hold a kubegap.io/ignore annotation? Not when its document's position
+    index records keys and none is that key: every mapping key of the parsed data is one the
+    walker recorded (input/parse.py), so the walk over the spec would find nothing. An index
+    that records nothing (a resource made by hand) says nothing: the walk decides."""
+    keys = getattr(resource.positions, "keys", None)
+    return not keys or IGNORE_KEY in keys
+
+
 def container_at(resource: Resource, line: int) -> str | None:
     """The name of the container whose lines hold `line`: a finding about the whole pod that
     points into one container is about that container for a container-scoped suppression."""
@@ -384,6 +393,8 @@ class Suppressor:
             for directive in directives:
                 for line in (directive.location.line, directive.location.line + 1):
                     self.by_line.setdefault((directive.location.path, line), []).append(directive)
+        if not _may_carry_annotation(resource):
+            return
         directives, problems = _annotations(resource, self.catalog)
         self.problems += problems
         if directives:
