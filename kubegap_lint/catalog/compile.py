@@ -195,15 +195,11 @@ class Compiler:
 
     def _comparator(self, node: dict[str, Any]) -> Evaluator:
         name = node["value"]
-        left = self.compile(node["children"][0])
-        right_node = node["children"][1]
+        left_node, right_node = node["children"]
+        if right_node.get("type") == "literal":
+            return self._against_constant(name, left_node, right_node["value"])
+        left = self.compile(left_node)
         right = self.compile(right_node)
-        if name in ("eq", "ne") and right_node.get("type") == "literal" and isinstance(right_node["value"], str):
-            # Against a string constant jmespath's equality is Python's (no number/boolean case).
-            constant = right_node["value"]
-            if name == "eq":
-                return lambda value: left(value) == constant
-            return lambda value: left(value) != constant
         if name == "eq":
             def eq(value: Any) -> Any:
                 x, y = left(value), right(value)
@@ -236,9 +232,122 @@ class Compiler:
 
         return ordering
 
+    def _against_constant(self, name: str, left_node: dict[str, Any], y: Any) -> Evaluator:
+        """`replicas >= `2``, `kind == 'Job'`, `gpus != `0``: the right side is the same
+        value every time, so what jmespath decides from its type is decided here; a plain field
+        on the left is read in place (no call)."""
+        key = left_node["value"] if left_node.get("type") == "field" else None
+        left = self.compile(left_node)
+        if name in ("eq", "ne"):
+            if y is True or y is False:
+                def exact(x: Any) -> Any:
+                    return _equals(x, y)
+            elif _is_actual_number(y) and y in (0, 1):
+                # jmespath's special case: 0 and 1 never equal a boolean (Python's 1 == True).
+                def exact(x: Any) -> Any:
+                    return x == y and x is not True and x is not False
+            else:
+                exact = None  # Python's equality is jmespath's against null, strings, other numbers,
+                # arrays and objects
+            if exact is not None:
+                if name == "eq":
+                    return lambda value: exact(left(value))
+                return lambda value: not exact(left(value))
+            if key is not None:
+                if name == "eq":
+                    def field_eq(value: Any) -> Any:
+                        if type(value) is dict:
+                            return value.get(key) == y
+                        return _get(value, key) == y
+
+                    return field_eq
+
+                def field_ne(value: Any) -> Any:
+                    if type(value) is dict:
+                        return value.get(key) != y
+                    return _get(value, key) != y
+
+                return field_ne
+            if name == "eq":
+                return lambda value: left(value) == y
+            return lambda value: left(value) != y
+        compare = _ORDERING[name]
+        if not (_is_actual_number(y) or isinstance(y, str)):
+            def unordered(value: Any) -> Any:
+                left(value)  # evaluated all the same: it may raise, or count
+                return None
+
+            return unordered
+        if key is not None:
+            def field_ordering(value: Any) -> Any:
+                x = value.get(key) if type(value) is dict else _get(value, key)
+                tx = type(x)
+                if tx is int or tx is float or tx is str or _is_actual_number(x) or isinstance(x, str):
+                    return compare(x, y)
+                return None
+
+            return field_ordering
+
+        def ordering_constant(value: Any) -> Any:
+            x = left(value)
+            tx = type(x)
+            if tx is int or tx is float or tx is str or _is_actual_number(x) or isinstance(x, str):
+                return compare(x, y)
+            return None
+
+        return ordering_constant
+
+    def _operands(self, node: dict[str, Any]) -> list[dict[str, Any]]:
+        """`a || b || c` as [a, b, c] (jmespath nests it as ((a || b) || c)): `||` and `&&` are
+        associative in what they return and in what they evaluate, so one loop does it."""
+        kind = node["type"]
+        found: list[dict[str, Any]] = []
+        for child in node["children"]:
+            if child.get("type") == kind:
+                found.extend(self._operands(child))
+            else:
+                found.append(child)
+        return found
+
     def _or_expression(self, node: dict[str, Any]) -> Evaluator:
-        left = self.compile(node["children"][0])
-        right = self.compile(node["children"][1])
+        nodes = self._operands(node)
+        if len(nodes) > 2:
+            parts, last = tuple(self.compile(n) for n in nodes[:-1]), self.compile(nodes[-1])
+
+            def any_of(value: Any) -> Any:
+                for part in parts:
+                    matched = part(value)
+                    if not (matched is None or matched is False or (
+                            not matched and isinstance(matched, (str, list, dict)))):
+                        return matched
+                return last(value)
+
+            return any_of
+        left_node, right_node = nodes
+        right = self.compile(right_node)
+        if left_node.get("type") == "field":
+            key = left_node["value"]
+            if right_node.get("type") == "literal":
+                # `volume_type || ''`: a field, else a constant.
+                constant = right_node["value"]
+
+                def field_or_constant(value: Any) -> Any:
+                    matched = value.get(key) if type(value) is dict else _get(value, key)
+                    if matched is None or matched is False or (
+                            not matched and isinstance(matched, (str, list, dict))):
+                        return constant
+                    return matched
+
+                return field_or_constant
+
+            def field_or(value: Any) -> Any:
+                matched = value.get(key) if type(value) is dict else _get(value, key)
+                if matched is None or matched is False or (not matched and isinstance(matched, (str, list, dict))):
+                    return right(value)
+                return matched
+
+            return field_or
+        left = self.compile(left_node)
 
         def either(value: Any) -> Any:
             matched = left(value)
@@ -249,8 +358,31 @@ class Compiler:
         return either
 
     def _and_expression(self, node: dict[str, Any]) -> Evaluator:
-        left = self.compile(node["children"][0])
-        right = self.compile(node["children"][1])
+        nodes = self._operands(node)
+        if len(nodes) > 2:
+            parts, last = tuple(self.compile(n) for n in nodes[:-1]), self.compile(nodes[-1])
+
+            def all_of(value: Any) -> Any:
+                for part in parts:
+                    matched = part(value)
+                    if matched is None or matched is False or (not matched and isinstance(matched, (str, list, dict))):
+                        return matched
+                return last(value)
+
+            return all_of
+        left_node, right_node = nodes
+        right = self.compile(right_node)
+        if left_node.get("type") == "field":
+            key = left_node["value"]
+
+            def field_and(value: Any) -> Any:
+                matched = value.get(key) if type(value) is dict else _get(value, key)
+                if matched is None or matched is False or (not matched and isinstance(matched, (str, list, dict))):
+                    return matched
+                return right(value)
+
+            return field_and
+        left = self.compile(left_node)
 
         def both(value: Any) -> Any:
             matched = left(value)
@@ -261,7 +393,24 @@ class Compiler:
         return both
 
     def _not_expression(self, node: dict[str, Any]) -> Evaluator:
-        inner = self.compile(node["children"][0])
+        child = node["children"][0]
+        if child.get("type") == "field":
+            # `!partial`: the field read in place.
+            key = child["value"]
+
+            def not_field(value: Any) -> Any:
+                result = value.get(key) if type(value) is dict else _get(value, key)
+                if result is None or result is False:
+                    return True
+                kind = type(result)
+                if kind is int or kind is float:
+                    return False
+                if _is_actual_number(result) and result == 0:
+                    return False
+                return not result
+
+            return not_field
+        inner = self.compile(child)
 
         def negate(value: Any) -> Any:
             result = inner(value)
@@ -288,7 +437,9 @@ class Compiler:
                 if not isinstance(items, list):
                     return None
                 collected = [item for item in items if item is not None]
-                _spend(budget, len(collected))
+                budget.produced += len(collected)
+                if budget.produced > budget.limit:
+                    budget.over_budget()
                 return collected
 
             return project_all
@@ -337,7 +488,9 @@ class Compiler:
                 current = item if plain else step(item)
                 if current is not None:
                     collected.append(current)
-            _spend(budget, len(collected))
+            budget.produced += len(collected)
+            if budget.produced > budget.limit:
+                budget.over_budget()
             return collected
 
         return project_filtered
@@ -356,7 +509,9 @@ class Compiler:
                     merged.extend(item)
                 else:
                     merged.append(item)
-            _spend(budget, len(merged))
+            budget.produced += len(merged)
+            if budget.produced > budget.limit:
+                budget.over_budget()
             return merged
 
         return flatten
@@ -366,12 +521,28 @@ class Compiler:
     def _multi_select_list(self, node: dict[str, Any]) -> Evaluator:
         parts = tuple(self.compile(c) for c in node["children"])
         budget, size = self.budget, len(parts)
+        if size == 2:
+            # `[a, b]`: the list written out (a comprehension is a call of its own).
+            first, second = parts
+
+            def select_two(value: Any) -> Any:
+                if value is None:
+                    return None
+                selected = [first(value), second(value)]
+                budget.produced += 2
+                if budget.produced > budget.limit:
+                    budget.over_budget()
+                return selected
+
+            return select_two
 
         def select_list(value: Any) -> Any:
             if value is None:
                 return None
             selected = [part(value) for part in parts]
-            _spend(budget, size)
+            budget.produced += size
+            if budget.produced > budget.limit:
+                budget.over_budget()
             return selected
 
         return select_list
@@ -387,7 +558,9 @@ class Compiler:
             collected: Any = make()
             for key, part in parts:
                 collected[key] = part(value)
-            _spend(budget, len(collected))
+            budget.produced += len(collected)
+            if budget.produced > budget.limit:
+                budget.over_budget()
             return collected
 
         return select_dict
@@ -406,7 +579,9 @@ class Compiler:
             value, size = constant[0], len(constant[0]) if isinstance(constant[0], (list, dict, str)) else 0
 
             def parameter(_: Any) -> Any:
-                _spend(budget, size)
+                budget.produced += size
+                if budget.produced > budget.limit:
+                    budget.over_budget()
                 return value
 
             return parameter
@@ -417,7 +592,9 @@ class Compiler:
         def counted_call(value: Any) -> Any:
             result = call(value)
             if isinstance(result, (list, dict, str)):
-                _spend(budget, len(result))
+                budget.produced += len(result)
+                if budget.produced > budget.limit:
+                    budget.over_budget()
             return result
 
         return counted_call
@@ -487,13 +664,56 @@ class Compiler:
         if len(args) == 2:
             arg0, arg1 = args
             names0, names1 = checks
-            constant = self._constant_argument(node["children"][1], names1)
+            constant = self._constant_argument(node["children"][1], names1, name)
             if constant is not None:
-                # `f(x, 'literal')`, `f(x, param('name'))`: the second argument is the same
-                # value every call, its type checked once here; a parameter is still counted
-                # as its call is, after the first argument (jmespath's order).
-                b, size = constant
+                # `f(x, 'literal')`, `f(x, param('name'))`, `f(x, ['a', 'b'])`: the second
+                # argument is the same value every call, its type checked once here; a parameter
+                # or a list is still counted as its evaluation is, after the first argument
+                # (jmespath's order).
+                b, size, listed = constant
                 budget = self.budget
+                first = node["children"][0]
+                key = first["value"] if first.get("type") == "field" else None
+                if listed:
+                    # `[...]` of literals is null on a null value (and then refused by the type
+                    # check, as jmespath refuses it), else a new list: counted, and shared only
+                    # because the function's result is no list (_SCALAR_FUNCTIONS).
+                    def call2_listed(value: Any) -> Any:
+                        if key is not None and type(value) is dict:  # `starts_with_any(name, [...])`
+                            a = value.get(key)
+                            budget.produced += size
+                            if budget.produced > budget.limit:
+                                budget.over_budget()
+                            if names0 is not None and type(a).__name__ not in names0:
+                                validate([a, b], signature, name)
+                            return function(a, b)
+                        a = arg0(value)
+                        if value is None:
+                            if (names0 is not None and type(a).__name__ not in names0) or (
+                                    names1 is not None and "NoneType" not in names1):
+                                validate([a, None], signature, name)
+                            return function(a, None)
+                        budget.produced += size
+                        if budget.produced > budget.limit:
+                            budget.over_budget()
+                        if names0 is not None and type(a).__name__ not in names0:
+                            validate([a, b], signature, name)
+                        return function(a, b)
+
+                    return call2_listed
+                if key is not None:
+                    # `has(env, 'X')`, `known_name(name, param('...'))`: a field, read in place.
+                    def call2_field_constant(value: Any) -> Any:
+                        a = value.get(key) if type(value) is dict else _get(value, key)
+                        if size:
+                            budget.produced += size
+                            if budget.produced > budget.limit:
+                                budget.over_budget()
+                        if names0 is not None and type(a).__name__ not in names0:
+                            validate([a, b], signature, name)
+                        return function(a, b)
+
+                    return call2_field_constant
 
                 def call2_constant(value: Any) -> Any:
                     a = arg0(value)
@@ -506,11 +726,28 @@ class Compiler:
                     return function(a, b)
 
                 return call2_constant
-            constant = self._constant_argument(node["children"][0], names0)
+            constant = self._constant_argument(node["children"][0], names0, name)
             if constant is not None:
                 # `contains(param('keys'), @)`: the first argument is the constant one.
-                a, size = constant
+                a, size, listed = constant
                 budget = self.budget
+                if listed:
+                    def call2_listed_first(value: Any) -> Any:
+                        if value is None:
+                            b = arg1(value)
+                            if (names0 is not None and "NoneType" not in names0) or (
+                                    names1 is not None and type(b).__name__ not in names1):
+                                validate([None, b], signature, name)
+                            return function(None, b)
+                        budget.produced += size
+                        if budget.produced > budget.limit:
+                            budget.over_budget()
+                        b = arg1(value)
+                        if names1 is not None and type(b).__name__ not in names1:
+                            validate([a, b], signature, name)
+                        return function(a, b)
+
+                    return call2_listed_first
 
                 def call2_constant_first(value: Any) -> Any:
                     if size:
@@ -543,9 +780,12 @@ class Compiler:
         return call_n
 
 
-    def _constant_argument(self, node: dict[str, Any], names: frozenset[str] | None) -> tuple[Any, int] | None:
-        """(value, what evaluating it counts) for an argument that is a literal, or a parameter
-        the run has, whose type the function accepts; None for any other argument."""
+    def _constant_argument(self, node: dict[str, Any], names: frozenset[str] | None,
+                           function: str) -> tuple[Any, int, bool] | None:
+        """(value, what evaluating it counts, whether it is a list of literals) for an argument
+        that is a literal, a parameter the run has, or a list of literals given to a function
+        whose result is never that list, whose type the function accepts; None otherwise."""
+        listed = False
         if node.get("type") == "literal":
             value, size = node["value"], 0
         elif node.get("type") == "function_expression":
@@ -554,11 +794,15 @@ class Compiler:
                 return None
             value = found[0]
             size = len(value) if isinstance(value, (list, dict, str)) else 0
+        elif node.get("type") == "multi_select_list" and function in _SCALAR_FUNCTIONS \
+                and all(c.get("type") == "literal" for c in node["children"]):
+            value = [c["value"] for c in node["children"]]
+            size, listed = len(value), True
         else:
             return None
         if names is not None and type(value).__name__ not in names:
             return None  # refused at every call, with jmespath's error: left to call2
-        return value, size
+        return value, size, listed
 
 
 def _argument_checks(spec: dict[str, Any], count: int) -> tuple[frozenset[str] | None, ...] | None:
@@ -613,6 +857,14 @@ def _same(value: Any) -> Any:
     return value
 
 
+def _get(value: Any, key: str) -> Any:
+    """A field of anything but a dict, as jmespath reads it (`.get`, else null)."""
+    try:
+        return value.get(key)
+    except AttributeError:
+        return None
+
+
 def _spend(budget: Any, count: int) -> None:
     """Count `count` values a node built against the search's bound (one call a node, not a
     value: the bound is issue 19's MAX_VALUES, stopped as the bounded interpreter stops it)."""
@@ -628,7 +880,9 @@ def _collect(step: Evaluator, items: Iterable[Any], budget: Any) -> list[Any]:
         current = step(item)
         if current is not None:
             collected.append(current)
-    _spend(budget, len(collected))
+    budget.produced += len(collected)
+    if budget.produced > budget.limit:
+        budget.over_budget()
     return collected
 
 
