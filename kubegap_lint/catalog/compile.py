@@ -65,6 +65,11 @@ _SCALAR_FUNCTIONS = frozenset({"abs", "avg", "ceil", "contains", "ends_with", "f
                                "starts_with_any", "has", "known_name"})
 
 
+# Functions that return only true or false (`!` of their result is Python's `not`).
+_BOOLEAN_FUNCTIONS = frozenset({"contains", "ends_with", "starts_with", "match", "contains_any",
+                                "starts_with_any", "has", "known_name"})
+
+
 class _Unbounded:
     """The budget of an interpreter that sets none (a test's stand-in): counts, never stops."""
 
@@ -160,6 +165,14 @@ class Compiler:
 
     def _chain(self, node: dict[str, Any]) -> Evaluator:
         children = node["children"]
+        if len(children) == 2 and all(c.get("type") == "field" for c in children):
+            outer, inner = (c["value"] for c in children)
+
+            def two_fields(value: Any) -> Any:
+                value = value.get(outer) if type(value) is dict else _get(value, outer)
+                return value.get(inner) if type(value) is dict else _get(value, inner)
+
+            return two_fields
         if all(c.get("type") == "field" for c in children):
             keys = tuple(c["value"] for c in children)
 
@@ -394,6 +407,10 @@ class Compiler:
 
     def _not_expression(self, node: dict[str, Any]) -> Evaluator:
         child = node["children"][0]
+        if child.get("type") == "function_expression" and child.get("value") in _BOOLEAN_FUNCTIONS:
+            fused = self._negated_call(child)
+            if fused is not None:
+                return fused
         if child.get("type") == "field":
             # `!partial`: the field read in place.
             key = child["value"]
@@ -428,12 +445,16 @@ class Compiler:
     # Projections
 
     def _projection(self, node: dict[str, Any]) -> Evaluator:
-        base = self.compile(node["children"][0])
-        rhs = node["children"][1]
+        base_node, rhs = node["children"]
+        base = self.compile(base_node)
+        source = _field_key(base_node)
         budget = self.budget
         if rhs.get("type") == "identity":
             def project_all(value: Any) -> Any:
-                items = base(value)
+                if source is not None and type(value) is dict:
+                    items = value.get(source)
+                else:
+                    items = base(value)
                 if not isinstance(items, list):
                     return None
                 collected = [item for item in items if item is not None]
@@ -444,9 +465,33 @@ class Compiler:
 
             return project_all
         step = self.compile(rhs)
+        key = _field_key(rhs)
+        if key is not None:
+            # `pods[].spread`: each item's field read in the loop.
+            def project_field(value: Any) -> Any:
+                if source is not None and type(value) is dict:
+                    items = value.get(source)
+                else:
+                    items = base(value)
+                if not isinstance(items, list):
+                    return None
+                collected = []
+                for item in items:
+                    current = item.get(key) if type(item) is dict else _get(item, key)
+                    if current is not None:
+                        collected.append(current)
+                budget.produced += len(collected)
+                if budget.produced > budget.limit:
+                    budget.over_budget()
+                return collected
+
+            return project_field
 
         def project(value: Any) -> Any:
-            items = base(value)
+            if source is not None and type(value) is dict:
+                items = value.get(source)
+            else:
+                items = base(value)
             return _collect(step, items, budget) if isinstance(items, list) else None
 
         return project
@@ -468,6 +513,9 @@ class Compiler:
 
     def _filter_projection(self, node: dict[str, Any]) -> Evaluator:
         base = self.compile(node["children"][0])
+        # `pods[?...]` reads its field in place; `... | [?...]` filters the value itself.
+        source = _field_key(node["children"][0])
+        itself = node["children"][0].get("type") in ("identity", "current")
         step = self.compile(node["children"][1])
         condition_node = node["children"][2]
         condition = self.compile(condition_node)
@@ -477,7 +525,12 @@ class Compiler:
         key = condition_node["value"] if condition_node.get("type") == "field" else None
 
         def project_filtered(value: Any) -> Any:
-            items = base(value)
+            if itself:
+                items = value
+            elif source is not None and type(value) is dict:
+                items = value.get(source)
+            else:
+                items = base(value)
             if not isinstance(items, list):
                 return None
             collected = []
@@ -497,10 +550,14 @@ class Compiler:
 
     def _flatten(self, node: dict[str, Any]) -> Evaluator:
         base = self.compile(node["children"][0])
+        source = _field_key(node["children"][0])
         budget = self.budget
 
         def flatten(value: Any) -> Any:
-            items = base(value)
+            if source is not None and type(value) is dict:
+                items = value.get(source)
+            else:
+                items = base(value)
             if not isinstance(items, list):
                 return None
             merged: list[Any] = []
@@ -654,6 +711,19 @@ class Compiler:
         if len(args) == 1:
             (arg0,), (names0,) = args, checks
 
+            keys = _path(node["children"][0])
+            if keys is not None:
+                # `to_number(env.NCCL_IB_TIMEOUT)`: the fields read in place.
+                def call1_path(value: Any) -> Any:
+                    a = value
+                    for key in keys:
+                        a = a.get(key) if type(a) is dict else _get(a, key)
+                    if names0 is not None and type(a).__name__ not in names0:
+                        validate([a], signature, name)
+                    return function(a)
+
+                return call1_path
+
             def call1(value: Any) -> Any:
                 a = arg0(value)
                 if names0 is not None and type(a).__name__ not in names0:
@@ -749,6 +819,36 @@ class Compiler:
 
                     return call2_listed_first
 
+                second = node["children"][1]
+                if second.get("type") == "current":
+                    # `contains(param('keys'), @)`: the value itself.
+                    def call2_constant_current(value: Any) -> Any:
+                        if size:
+                            budget.produced += size
+                            if budget.produced > budget.limit:
+                                budget.over_budget()
+                        if names1 is not None and type(value).__name__ not in names1:
+                            validate([a, value], signature, name)
+                        return function(a, value)
+
+                    return call2_constant_current
+                keys = _path(second)
+                if keys is not None:
+                    # `match('...', env.NCCL_DEBUG)`: the fields read in place.
+                    def call2_constant_path(value: Any) -> Any:
+                        if size:
+                            budget.produced += size
+                            if budget.produced > budget.limit:
+                                budget.over_budget()
+                        b = value
+                        for key in keys:
+                            b = b.get(key) if type(b) is dict else _get(b, key)
+                        if names1 is not None and type(b).__name__ not in names1:
+                            validate([a, b], signature, name)
+                        return function(a, b)
+
+                    return call2_constant_path
+
                 def call2_constant_first(value: Any) -> Any:
                     if size:
                         budget.produced += size
@@ -779,6 +879,38 @@ class Compiler:
 
         return call_n
 
+
+    def _negated_call(self, node: dict[str, Any]) -> Evaluator | None:
+        """`!known_name(name, param('...'))`, `!has(env, 'X')`: a function that returns only
+        true or false, on a field and a constant, negated in the same closure (`!` of a boolean
+        is Python's `not`); None for any other call."""
+        children = node["children"]
+        name = node["value"]
+        spec = self.functions.FUNCTION_TABLE.get(name)
+        checks = _argument_checks(spec, len(children)) if spec is not None else None
+        if checks is None or len(children) != 2 or children[0].get("type") != "field":
+            return None
+        constant = self._constant_argument(children[1], checks[1], name)
+        if constant is None or constant[2]:
+            return None
+        b, size, _ = constant
+        key, names0 = children[0]["value"], checks[0]
+        function = spec["function"].__get__(self.functions)  # type: ignore[index]
+        validate = self.functions._validate_arguments
+        signature = spec["signature"]  # type: ignore[index]
+        budget = self.budget
+
+        def not_call(value: Any) -> Any:
+            a = value.get(key) if type(value) is dict else _get(value, key)
+            if size:
+                budget.produced += size
+                if budget.produced > budget.limit:
+                    budget.over_budget()
+            if names0 is not None and type(a).__name__ not in names0:
+                validate([a, b], signature, name)
+            return not function(a, b)
+
+        return not_call
 
     def _constant_argument(self, node: dict[str, Any], names: frozenset[str] | None,
                            function: str) -> tuple[Any, int, bool] | None:
@@ -855,6 +987,20 @@ def _typed_array_checks(spec: dict[str, Any], count: int) -> tuple[tuple[frozens
 
 def _same(value: Any) -> Any:
     return value
+
+
+def _field_key(node: dict[str, Any]) -> str | None:
+    """The key of a plain field (`name`), which a closure reads in place; else None."""
+    return node["value"] if node.get("type") == "field" else None
+
+
+def _path(node: dict[str, Any]) -> tuple[str, ...] | None:
+    """The keys of a plain field or a chain of them (`env.NCCL_DEBUG`); else None."""
+    if node.get("type") == "field":
+        return (node["value"],)
+    if node.get("type") == "subexpression" and all(c.get("type") == "field" for c in node["children"]):
+        return tuple(c["value"] for c in node["children"])
+    return None
 
 
 def _get(value: Any, key: str) -> Any:
