@@ -15,6 +15,9 @@ from kubegap_lint.core.quantity import parse_quantity
 # bounded too, so one call's work is bounded whatever the engine.
 MAX_MATCH_SUBJECT = 4096
 
+# How many list arguments a run's functions keep prepared (see PolicyFunctions._strings).
+_KEPT_LISTS = 256
+
 
 def _compiled(pattern: str) -> Any:
     from kubegap_lint.catalog.patterns import PatternError, compile_pattern
@@ -33,6 +36,11 @@ class PolicyFunctions(jmespath.functions.Functions):
         super().__init__()
         self.params = params
         self._known_tables: dict[int, tuple[list[Any], frozenset[str], tuple[str, ...]]] = {}
+        # The string entries of a list argument, lowered or not, by the list's id (the list is
+        # kept, so its id stays its own): parameters and literal lists are the same object on
+        # every call. A bounded number, for lists computed from the data.
+        self._strings: dict[int, tuple[list[Any], tuple[str, ...]]] = {}
+        self._lowered: dict[int, tuple[list[Any], tuple[str, ...]]] = {}
         self._matchers: dict[str, Any] = {}  # match()'s compiled patterns, by pattern
 
     @jmespath.functions.signature({"types": ["string"]})
@@ -68,9 +76,14 @@ class PolicyFunctions(jmespath.functions.Functions):
         """Case-insensitive: does the subject contain any of the needles?"""
         if not subject:
             return False
+        found = self._lowered.get(id(needles))
+        if found is None or found[0] is not needles:
+            found = (needles, tuple(needle.lower() for needle in needles if isinstance(needle, str)))
+            if len(self._lowered) < _KEPT_LISTS:
+                self._lowered[id(needles)] = found
         lowered = subject.lower()
-        for needle in needles:  # noqa: SIM110 - a loop, not any(generator): called for every pod
-            if isinstance(needle, str) and needle.lower() in lowered:
+        for needle in found[1]:  # noqa: SIM110 - a loop, not any(generator): called for every pod
+            if needle in lowered:
                 return True
         return False
 
@@ -78,10 +91,12 @@ class PolicyFunctions(jmespath.functions.Functions):
     def _func_starts_with_any(self, subject: str | None, prefixes: list[Any]) -> bool:
         if not subject:
             return False
-        for prefix in prefixes:  # noqa: SIM110 - a loop, not any(generator): for every variable
-            if isinstance(prefix, str) and subject.startswith(prefix):
-                return True
-        return False
+        found = self._strings.get(id(prefixes))
+        if found is None or found[0] is not prefixes:
+            found = (prefixes, tuple(prefix for prefix in prefixes if isinstance(prefix, str)))
+            if len(self._strings) < _KEPT_LISTS:
+                self._strings[id(prefixes)] = found
+        return subject.startswith(found[1])
 
     @jmespath.functions.signature({"types": ["array"]}, {"types": ["string", "null"]})
     def _func_covering_mount(self, mounts: list[Any], path: str | None) -> Any:
@@ -128,7 +143,8 @@ class PolicyFunctions(jmespath.functions.Functions):
         if table is None or table[0] is not known:
             words = [entry for entry in known if isinstance(entry, str)]
             table = (known, frozenset(words), tuple(w[:-1] for w in words if w.endswith("*")))
-            self._known_tables[id(known)] = table
+            if len(self._known_tables) < _KEPT_LISTS:  # lists computed from the data: a bounded number
+                self._known_tables[id(known)] = table
         return name in table[1] or name.startswith(table[2])
 
     @jmespath.functions.signature({"types": ["object", "null"]}, {"types": ["string", "null"]})
@@ -196,6 +212,17 @@ class PolicyInterpreter:
             return evaluate(value)
 
         return bounded
+
+    def plain_evaluator(self, parsed: dict[str, Any]) -> Any:
+        """The callable of `node_evaluator` without its budget reset: the caller sets
+        `budget.produced = 0` before each search it makes with it (engine/evaluate.Plan, which
+        makes a few dozen searches a view, saves a call each)."""
+        return self._evaluate(parsed)
+
+    @property
+    def budget(self) -> Any:
+        """What counts a search's values (`produced`) against MAX_VALUES."""
+        return self._interpreter
 
     def _evaluate(self, parsed: dict[str, Any]) -> Any:
         if self._compiled:
