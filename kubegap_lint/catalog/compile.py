@@ -14,10 +14,12 @@ against `jmespath.search`.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import jmespath.functions
 from jmespath.visitor import _equals, _Expression, _is_actual_number
 
 Evaluator = Callable[[Any], Any]
@@ -68,6 +70,19 @@ _SCALAR_FUNCTIONS = frozenset({"abs", "avg", "ceil", "contains", "ends_with", "f
 # Functions that return only true or false (`!` of their result is Python's `not`).
 _BOOLEAN_FUNCTIONS = frozenset({"contains", "ends_with", "starts_with", "match", "contains_any",
                                 "starts_with_any", "has", "known_name"})
+
+
+# jmespath's functions whose body is exactly one built-in call on the checked arguments
+# (jmespath/functions.py 1.x: `_func_contains` is `search in subject`, `_func_keys` is
+# `list(arg.keys())`, which `list` gives for an object ...): called directly.
+_DIRECT: dict[str, Any] = {
+    "abs": abs, "ceil": math.ceil, "floor": math.floor, "contains": operator.contains, "length": len,
+    "starts_with": str.startswith, "ends_with": str.endswith, "join": str.join, "keys": list, "sum": sum,
+}
+
+
+class _Nothing:
+    """A type no value has: a constant form's type when there is none."""
 
 
 class _Unbounded:
@@ -681,7 +696,7 @@ class Compiler:
         if typed is not None:
             # `join(', ', names)`: an argument typed `array-string` has each item's type checked
             # here; on any doubt jmespath's own check runs and raises its own error.
-            function = spec["function"].__get__(functions)  # type: ignore[index]
+            function = self._function(name, spec)
             validate = functions._validate_arguments
             signature = spec["signature"]  # type: ignore[index]
 
@@ -705,7 +720,7 @@ class Compiler:
                 return call(name, [arg(value) for arg in args])
 
             return call_checked
-        function = spec["function"].__get__(functions)  # type: ignore[index]
+        function = self._function(name, spec)
         validate = functions._validate_arguments
         signature = spec["signature"]  # type: ignore[index]
         if len(args) == 1:
@@ -744,6 +759,8 @@ class Compiler:
                 budget = self.budget
                 first = node["children"][0]
                 key = first["value"] if first.get("type") == "field" else None
+                # What the function computes from the constant alone, done once (functions.py).
+                fast_type, fast = self._constant_form(name, b, names0)
                 if listed:
                     # `[...]` of literals is null on a null value (and then refused by the type
                     # check, as jmespath refuses it), else a new list: counted, and shared only
@@ -754,6 +771,8 @@ class Compiler:
                             budget.produced += size
                             if budget.produced > budget.limit:
                                 budget.over_budget()
+                            if type(a) is fast_type:
+                                return fast(a)
                             if names0 is not None and type(a).__name__ not in names0:
                                 validate([a, b], signature, name)
                             return function(a, b)
@@ -779,6 +798,8 @@ class Compiler:
                             budget.produced += size
                             if budget.produced > budget.limit:
                                 budget.over_budget()
+                        if type(a) is fast_type:
+                            return fast(a)
                         if names0 is not None and type(a).__name__ not in names0:
                             validate([a, b], signature, name)
                         return function(a, b)
@@ -791,6 +812,8 @@ class Compiler:
                         budget.produced += size
                         if budget.produced > budget.limit:
                             budget.over_budget()
+                    if type(a) is fast_type:
+                        return fast(a)
                     if names0 is not None and type(a).__name__ not in names0:
                         validate([a, b], signature, name)
                     return function(a, b)
@@ -895,7 +918,8 @@ class Compiler:
             return None
         b, size, _ = constant
         key, names0 = children[0]["value"], checks[0]
-        function = spec["function"].__get__(self.functions)  # type: ignore[index]
+        fast_type, fast = self._constant_form(name, b, names0)
+        function = self._function(name, spec)
         validate = self.functions._validate_arguments
         signature = spec["signature"]  # type: ignore[index]
         budget = self.budget
@@ -906,11 +930,32 @@ class Compiler:
                 budget.produced += size
                 if budget.produced > budget.limit:
                     budget.over_budget()
+            if type(a) is fast_type:
+                return not fast(a)
             if names0 is not None and type(a).__name__ not in names0:
                 validate([a, b], signature, name)
             return not function(a, b)
 
         return not_call
+
+    def _function(self, name: str, spec: Any) -> Any:
+        """The callable a checked call calls: for a jmespath function whose body is one
+        built-in call (`contains` is `search in subject`, `length` is `len`), that built-in,
+        which needs no Python frame; else the run's function, bound."""
+        function = spec["function"]
+        direct = _DIRECT.get(name)
+        if direct is not None and function is getattr(jmespath.functions.Functions, "_func_" + name, None):
+            return direct
+        return function.__get__(self.functions)
+
+    def _constant_form(self, name: str, constant: Any, names: frozenset[str] | None) -> tuple[type, Any]:
+        """(type, f): f(x) is the call's result for an x of exactly that type (functions.py's
+        PolicyFunctions.constant_form); a type no value has when there is no such form."""
+        form = getattr(self.functions, "constant_form", None)
+        found = form(name, constant) if form is not None else None
+        if found is None or (names is not None and found[0].__name__ not in names):
+            return _Nothing, None
+        return found
 
     def _constant_argument(self, node: dict[str, Any], names: frozenset[str] | None,
                            function: str) -> tuple[Any, int, bool] | None:

@@ -3,6 +3,7 @@ docs/writing-policies.md. They are pure: no I/O, no code from the policy is ever
 
 from __future__ import annotations
 
+import operator
 from functools import lru_cache
 from typing import Any
 
@@ -42,6 +43,34 @@ class PolicyFunctions(jmespath.functions.Functions):
         self._strings: dict[int, tuple[list[Any], tuple[str, ...]]] = {}
         self._lowered: dict[int, tuple[list[Any], tuple[str, ...]]] = {}
         self._matchers: dict[str, Any] = {}  # match()'s compiled patterns, by pattern
+
+    def constant_form(self, name: str, constant: Any) -> tuple[type, Any] | None:
+        """For a call `name(x, constant)` whose second argument is the same value on every call
+        (a literal, a parameter, a list of literals): (a type, f) such that f(x) is what the
+        function returns for every x of exactly that type, precomputed from the constant and
+        mostly a C-level call (no Python frame: compile.py calls it in place of the function,
+        after the same argument checks); None when there is none. Kept beside the functions
+        it stands for, so the two cannot drift apart unnoticed (tests/test_compile.py)."""
+        if type(self).FUNCTION_TABLE.get(name, {}).get("function") is not getattr(PolicyFunctions, "_func_" + name, None):
+            return None  # a function this class does not define itself
+        if name == "starts_with_any" and isinstance(constant, list):
+            prefixes = tuple(prefix for prefix in constant if isinstance(prefix, str))
+            if "" in prefixes:
+                return None  # '' starts with '', but an empty subject starts with nothing here
+            return str, operator.methodcaller("startswith", prefixes)
+        if name == "has" and isinstance(constant, str):
+            return dict, operator.methodcaller("__contains__", constant)
+        if name == "known_name" and isinstance(constant, list):
+            words = [entry for entry in constant if isinstance(entry, str)]
+            names, prefixes = frozenset(words), tuple(w[:-1] for w in words if w.endswith("*"))
+            if not prefixes:
+                return str, names.__contains__
+
+            def known(subject: str) -> bool:
+                return subject in names or subject.startswith(prefixes)
+
+            return str, known
+        return None
 
     @jmespath.functions.signature({"types": ["string"]})
     def _func_param(self, name: str) -> Any:
