@@ -461,6 +461,8 @@ class Compiler:
 
     def _projection(self, node: dict[str, Any]) -> Evaluator:
         base_node, rhs = node["children"]
+        if base_node.get("type") == "flatten" and (rhs.get("type") == "identity" or rhs.get("type") == "field"):
+            return self._flat_projection(base_node["children"][0], rhs)
         base = self.compile(base_node)
         source = _field_key(base_node)
         budget = self.budget
@@ -510,6 +512,48 @@ class Compiler:
             return _collect(step, items, budget) if isinstance(items, list) else None
 
         return project
+
+    def _flat_projection(self, inner_node: dict[str, Any], rhs: dict[str, Any]) -> Evaluator:
+        """`containers[].mounts[]`, `pods[].spread`: a projection over a flatten, in one loop.
+        What each builds is counted as the two nodes count it: every item the flatten gives
+        (nulls included), then every item the projection keeps (nulls left out)."""
+        inner = self.compile(inner_node)
+        source = _field_key(inner_node)
+        key = _field_key(rhs)
+        budget = self.budget
+
+        def project_flat(value: Any) -> Any:
+            if source is not None and type(value) is dict:
+                found = value.get(source)
+            else:
+                found = inner(value)
+            if not isinstance(found, list):
+                return None
+            collected = []
+            total = 0
+            for item in found:
+                if isinstance(item, list):
+                    total += len(item)
+                    for element in item:
+                        if key is not None:
+                            element = element.get(key) if type(element) is dict else _get(element, key)
+                        if element is not None:
+                            collected.append(element)
+                else:
+                    total += 1
+                    if key is not None:
+                        item = item.get(key) if type(item) is dict else _get(item, key)
+                    if item is not None:
+                        collected.append(item)
+            budget.produced += total
+            if budget.produced > budget.limit:
+                budget.over_budget()
+            budget.produced += len(collected)
+            if budget.produced > budget.limit:
+                budget.over_budget()
+            return collected
+
+        return project_flat
 
     def _value_projection(self, node: dict[str, Any]) -> Evaluator:
         base = self.compile(node["children"][0])
