@@ -667,6 +667,33 @@ class Compiler:
         parts = tuple((c["value"], self.compile(c)) for c in node["children"])
         make = getattr(self.interpreter, "_dict_cls", dict)
         budget = self.budget
+        keys = [c["value"] for c in node["children"]]
+        if make is dict and len(set(keys)) == len(keys):
+            # `{hit: ..., why: 'text', node: node}`: the literal values (the same objects on
+            # every call, as jmespath's literals are) in a template copied at once, and plain
+            # fields read in place; the keys stay in the order written.
+            template = {c["value"]: (_literal_value(c) if _literal_value(c) is not _NOT_LITERAL else None)
+                        for c in node["children"]}
+            computed = tuple((c["value"], _field_key(c["children"][0]), part)
+                             for c, (_, part) in zip(node["children"], parts, strict=True)
+                             if _literal_value(c) is _NOT_LITERAL)
+            size = len(template)
+
+            def select_template(value: Any) -> Any:
+                if value is None:
+                    return None
+                collected = template.copy()
+                for key, field, part in computed:
+                    if field is not None and type(value) is dict:
+                        collected[key] = value.get(field)
+                    else:
+                        collected[key] = part(value)
+                budget.produced += size
+                if budget.produced > budget.limit:
+                    budget.over_budget()
+                return collected
+
+            return select_template
 
         def select_dict(value: Any) -> Any:
             if value is None:
@@ -1076,6 +1103,15 @@ def _typed_array_checks(spec: dict[str, Any], count: int) -> tuple[tuple[frozens
 
 def _same(value: Any) -> Any:
     return value
+
+
+_NOT_LITERAL = object()
+
+
+def _literal_value(pair: dict[str, Any]) -> Any:
+    """The value of a key-value pair whose value is a literal; _NOT_LITERAL otherwise."""
+    child = pair["children"][0] if pair.get("children") else {}
+    return child["value"] if child.get("type") == "literal" else _NOT_LITERAL
 
 
 def _field_key(node: dict[str, Any]) -> str | None:
