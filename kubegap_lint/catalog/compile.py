@@ -267,6 +267,7 @@ class Compiler:
         key = left_node["value"] if left_node.get("type") == "field" else None
         left = self.compile(left_node)
         if name in ("eq", "ne"):
+            exact: Callable[[Any], Any] | None
             if y is True or y is False:
                 def exact(x: Any) -> Any:
                     return _equals(x, y)
@@ -308,7 +309,7 @@ class Compiler:
             return unordered
         if key is not None:
             def field_ordering(value: Any) -> Any:
-                x = value.get(key) if type(value) is dict else _get(value, key)
+                x: Any = value.get(key) if type(value) is dict else _get(value, key)
                 tx = type(x)
                 if tx is int or tx is float or tx is str or _is_actual_number(x) or isinstance(x, str):
                     return compare(x, y)
@@ -797,9 +798,11 @@ class Compiler:
         if len(args) == 1:
             (arg0,), (names0,) = args, checks
 
-            keys = _path(node["children"][0])
-            if keys is not None:
+            found_keys = _path(node["children"][0])
+            if found_keys is not None:
                 # `to_number(env.NCCL_IB_TIMEOUT)`: the fields read in place.
+                keys: tuple[str, ...] = found_keys
+
                 def call1_path(value: Any) -> Any:
                     a = value
                     for key in keys:
@@ -926,16 +929,18 @@ class Compiler:
                         return function(a, value)
 
                     return call2_constant_current
-                keys = _path(second)
-                if keys is not None:
+                second_keys = _path(second)
+                if second_keys is not None:
                     # `match('...', env.NCCL_DEBUG)`: the fields read in place.
+                    path: tuple[str, ...] = second_keys
+
                     def call2_constant_path(value: Any) -> Any:
                         if size:
                             budget.produced += size
                             if budget.produced > budget.limit:
                                 budget.over_budget()
                         b = value
-                        for key in keys:
+                        for key in path:
                             b = b.get(key) if type(b) is dict else _get(b, key)
                         if names1 is not None and type(b).__name__ not in names1:
                             validate([a, b], signature, name)
