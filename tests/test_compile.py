@@ -314,3 +314,111 @@ def test_a_parameter_is_read_once_at_compile_time_and_an_unknown_one_still_fails
     for fast in (True, False):
         with pytest.raises(jmespath.exceptions.JMESPathError, match="unknown parameter 'nope'"):
             PolicyInterpreter({}, compiled=fast).search(jmespath.compile("param('nope')"), {})
+
+
+# The shapes compile.py gives a closure of their own (fields read in place, constants decided
+# at compile time, calls with a constant argument, chains in one loop), written out so that
+# each is reached; the generated documents hold the fields they name, of every JSON type.
+FIELDS = st.sampled_from(["a", "b", "name", "env"])
+CONSTANTS = st.sampled_from(["`null`", "`true`", "`false`", "`0`", "`1`", "`2`", "`1.0`", "`0.0`", "`-2.5`",
+                             "'a'", "''", "'NCCL_DEBUG'", "`[]`", "`{}`", "`[1]`", "`{\"a\": 1}`"])
+STRINGS = st.sampled_from(["'a'", "''", "'NC'", "'NCCL_'", "'b*'", "`1`", "`null`"])
+OPERATORS = st.sampled_from(["==", "!=", "<", "<=", ">", ">="])
+SPECIALISED = st.one_of(
+    st.tuples(FIELDS, OPERATORS, CONSTANTS).map(lambda p: f"{p[0]} {p[1]} {p[2]}"),
+    st.tuples(FIELDS, FIELDS, OPERATORS, CONSTANTS).map(lambda p: f"{p[0]}.{p[1]} {p[2]} {p[3]}"),
+    FIELDS.map(lambda f: f"!{f}"),
+    st.tuples(FIELDS, CONSTANTS).map(lambda p: f"{p[0]} || {p[1]}"),
+    st.tuples(FIELDS, FIELDS).map(lambda p: f"{p[0]} || {p[1]}"),
+    st.tuples(FIELDS, FIELDS).map(lambda p: f"{p[0]} && !{p[1]}"),
+    st.lists(st.one_of(FIELDS, FIELDS.map(lambda f: f"!{f}"), st.tuples(FIELDS, CONSTANTS).map(
+        lambda p: f"{p[0]} == {p[1]}")), min_size=3, max_size=5).map(lambda parts: " && ".join(parts)),
+    st.lists(st.one_of(FIELDS, CONSTANTS), min_size=3, max_size=5).map(lambda parts: " || ".join(parts)),
+    st.tuples(st.sampled_from(["starts_with_any", "known_name", "contains_any", "contains", "has", "starts_with"]),
+              st.sampled_from(["", "!"]), FIELDS, st.lists(STRINGS, max_size=3))
+    .map(lambda p: f"{p[1]}{p[0]}({p[2]}, [{', '.join(p[3])}])"),
+    st.tuples(st.sampled_from(["has", "known_name", "starts_with", "ends_with", "contains", "join", "lookup"]),
+              st.sampled_from(["", "!"]), FIELDS, STRINGS)
+    .map(lambda p: f"{p[1]}{p[0]}({p[2]}, {p[3]})"),
+    st.tuples(st.sampled_from(["known_name", "starts_with_any", "contains_any"]), st.sampled_from(["", "!"]), FIELDS)
+    .map(lambda p: f"{p[1]}{p[0]}({p[2]}, param('gpu_resources'))"),
+    st.tuples(st.sampled_from(["contains", "match"]), STRINGS, st.sampled_from(["@", "a", "a.name", "env.b"]))
+    .map(lambda p: f"{p[0]}([{p[1]}], {p[2]})" if p[0] == "contains" else f"match({p[1]}, {p[2]})"),
+    st.just("contains(param('gpu_resources'), @)"),
+    st.tuples(st.sampled_from(["length", "keys", "abs", "floor", "ceil", "sum", "to_number"]), FIELDS, FIELDS)
+    .map(lambda p: f"{p[0]}({p[1]}.{p[2]})"),
+    st.tuples(FIELDS, FIELDS).map(lambda p: f"{p[0]}[].{p[1]}"),
+    st.tuples(FIELDS, FIELDS).map(lambda p: f"{p[0]}[].{p[1]}[]"),
+    FIELDS.map(lambda f: f"{f}[][]"),
+    st.tuples(FIELDS, FIELDS, CONSTANTS).map(lambda p: f"{p[0]}[?{p[1]} != {p[2]}]"),
+    st.tuples(FIELDS, FIELDS).map(lambda p: f"[{p[0]}, {p[1]}]"),
+    st.tuples(FIELDS, CONSTANTS, FIELDS).map(lambda p: f"{{x: {p[0]}, y: {p[1]}, z: {p[2]}.a}}"),
+    st.tuples(FIELDS, CONSTANTS, FIELDS).map(lambda p: f"[{{hit: {p[0]}, why: {p[1]}}}, {{hit: {p[2]}, why: 'w'}}][?hit]"),
+)
+specialised_documents = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.sampled_from(["a", "b", "name", "env", "NCCL_DEBUG"]), inner, max_size=5)),
+    max_leaves=16,
+)
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(SPECIALISED, st.lists(specialised_documents, min_size=1, max_size=4))
+def test_the_specialised_shapes_give_what_jmespath_gives_and_count_what_it_counts(text: str, values: list[Any]) -> None:
+    expression = _compiles(text)
+    if expression is None:
+        return
+    fast, slow = PolicyInterpreter(PARAMS), PolicyInterpreter(PARAMS, compiled=False)
+    for value in values:
+        for document in (value, {"a": value, "b": [value, {"a": value}], "name": value, "env": value}):
+            want, got = reference(expression, document), compiled(fast, expression, document)
+            assert want[0] == got[0] and same(want[1], got[1]), (text, document, want, got)
+            assert _budget_used(fast, expression, document) == _budget_used(slow, expression, document), (text, document)
+
+
+@pytest.mark.parametrize(("text", "closure"), [
+    ("replicas >= `2`", "field_ordering"),
+    ("kind == 'Job'", "field_eq"),
+    ("gpus != `0`", "<lambda>"),  # against 0 a boolean is never equal: jmespath's special case
+    ("!partial", "not_field"),
+    ("volume_type || ''", "field_or_constant"),
+    ("has_gpu && !partial && !diagnostic", "all_of"),
+    ("a || b || c", "any_of"),
+    ("starts_with_any(name, ['NCCL_', 'TORCH_NCCL_'])", "call2_listed"),
+    ("!known_name(name, param('gpu_resources'))", "not_call"),
+    ("has(env, 'X')", "call2_field_constant"),
+    ("contains(param('gpu_resources'), @)", "call2_constant_current"),
+    ("match('^a', env.NCCL_DEBUG)", "call2_constant_path"),
+    ("to_number(env.NCCL_IB_TIMEOUT)", "call1_path"),
+    ("containers[].mounts[]", "project_flat"),
+    ("pods[].spread", "project_flat"),
+    ("{hit: a, why: 'text', node: node}", "select_template"),
+    ("[a, b]", "select_two"),
+])
+def test_each_shape_gets_its_own_closure(text: str, closure: str) -> None:
+    """The shapes the built-in policies use most get the closures the differential tests above
+    reach (a change to the compiler that drops one shows here, not only as a slower lint)."""
+    interpreter = PolicyInterpreter(PARAMS)
+    assert interpreter.plain_evaluator(jmespath.compile(text).parsed).__name__ == closure
+
+
+def test_constant_forms_answer_as_the_functions_do() -> None:
+    """functions.PolicyFunctions.constant_form against the functions themselves."""
+    functions = PolicyFunctions(PARAMS)
+    cases: list[tuple[str, Any, list[Any]]] = [
+        ("starts_with_any", ["NCCL_", "TORCH_", 1], ["NCCL_DEBUG", "TORCH_X", "X", "", "NCCL"]),
+        ("has", "X", [{"X": None}, {"Y": 1}, {}]),
+        ("known_name", ["NCCL_DEBUG", "NCCL_SHARP_*", 3], ["NCCL_DEBUG", "NCCL_SHARP_X", "NCCL_SHARP_", "NCCL", ""]),
+        ("known_name", ["A", "B"], ["A", "C", ""]),
+    ]
+    for name, constant, subjects in cases:
+        form = functions.constant_form(name, constant)
+        assert form is not None
+        kind, call = form
+        function = functions.FUNCTION_TABLE[name]["function"]
+        for subject in subjects:
+            assert type(subject) is kind
+            assert call(subject) is function(functions, subject, constant), (name, constant, subject)
+    assert functions.constant_form("starts_with_any", ["", "a"]) is None  # '' would start every subject
+    assert functions.constant_form("contains", ["a"]) is None

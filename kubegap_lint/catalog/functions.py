@@ -3,6 +3,7 @@ docs/writing-policies.md. They are pure: no I/O, no code from the policy is ever
 
 from __future__ import annotations
 
+import operator
 from functools import lru_cache
 from typing import Any
 
@@ -14,6 +15,9 @@ from kubegap_lint.core.quantity import parse_quantity
 # Regular expressions come from policy files and run on RE2 (patterns.py); subjects are
 # bounded too, so one call's work is bounded whatever the engine.
 MAX_MATCH_SUBJECT = 4096
+
+# How many list arguments a run's functions keep prepared (see PolicyFunctions._strings).
+_KEPT_LISTS = 256
 
 
 def _compiled(pattern: str) -> Any:
@@ -33,7 +37,40 @@ class PolicyFunctions(jmespath.functions.Functions):
         super().__init__()
         self.params = params
         self._known_tables: dict[int, tuple[list[Any], frozenset[str], tuple[str, ...]]] = {}
+        # The string entries of a list argument, lowered or not, by the list's id (the list is
+        # kept, so its id stays its own): parameters and literal lists are the same object on
+        # every call. A bounded number, for lists computed from the data.
+        self._strings: dict[int, tuple[list[Any], tuple[str, ...]]] = {}
+        self._lowered: dict[int, tuple[list[Any], tuple[str, ...]]] = {}
         self._matchers: dict[str, Any] = {}  # match()'s compiled patterns, by pattern
+
+    def constant_form(self, name: str, constant: Any) -> tuple[type, Any] | None:
+        """For a call `name(x, constant)` whose second argument is the same value on every call
+        (a literal, a parameter, a list of literals): (a type, f) such that f(x) is what the
+        function returns for every x of exactly that type, precomputed from the constant and
+        mostly a C-level call (no Python frame: compile.py calls it in place of the function,
+        after the same argument checks); None when there is none. Kept beside the functions
+        it stands for, so the two cannot drift apart unnoticed (tests/test_compile.py)."""
+        if type(self).FUNCTION_TABLE.get(name, {}).get("function") is not getattr(PolicyFunctions, "_func_" + name, None):
+            return None  # a function this class does not define itself
+        if name == "starts_with_any" and isinstance(constant, list):
+            prefixes = tuple(prefix for prefix in constant if isinstance(prefix, str))
+            if "" in prefixes:
+                return None  # '' starts with '', but an empty subject starts with nothing here
+            return str, operator.methodcaller("startswith", prefixes)
+        if name == "has" and isinstance(constant, str):
+            return dict, operator.methodcaller("__contains__", constant)
+        if name == "known_name" and isinstance(constant, list):
+            words = [entry for entry in constant if isinstance(entry, str)]
+            names, prefixes = frozenset(words), tuple(w[:-1] for w in words if w.endswith("*"))
+            if not prefixes:
+                return str, names.__contains__
+
+            def known(subject: str) -> bool:
+                return subject in names or subject.startswith(prefixes)
+
+            return str, known
+        return None
 
     @jmespath.functions.signature({"types": ["string"]})
     def _func_param(self, name: str) -> Any:
@@ -68,9 +105,14 @@ class PolicyFunctions(jmespath.functions.Functions):
         """Case-insensitive: does the subject contain any of the needles?"""
         if not subject:
             return False
+        found = self._lowered.get(id(needles))
+        if found is None or found[0] is not needles:
+            found = (needles, tuple(needle.lower() for needle in needles if isinstance(needle, str)))
+            if len(self._lowered) < _KEPT_LISTS:
+                self._lowered[id(needles)] = found
         lowered = subject.lower()
-        for needle in needles:  # noqa: SIM110 - a loop, not any(generator): called for every pod
-            if isinstance(needle, str) and needle.lower() in lowered:
+        for needle in found[1]:  # noqa: SIM110 - a loop, not any(generator): called for every pod
+            if needle in lowered:
                 return True
         return False
 
@@ -78,10 +120,12 @@ class PolicyFunctions(jmespath.functions.Functions):
     def _func_starts_with_any(self, subject: str | None, prefixes: list[Any]) -> bool:
         if not subject:
             return False
-        for prefix in prefixes:  # noqa: SIM110 - a loop, not any(generator): for every variable
-            if isinstance(prefix, str) and subject.startswith(prefix):
-                return True
-        return False
+        found = self._strings.get(id(prefixes))
+        if found is None or found[0] is not prefixes:
+            found = (prefixes, tuple(prefix for prefix in prefixes if isinstance(prefix, str)))
+            if len(self._strings) < _KEPT_LISTS:
+                self._strings[id(prefixes)] = found
+        return subject.startswith(found[1])
 
     @jmespath.functions.signature({"types": ["array"]}, {"types": ["string", "null"]})
     def _func_covering_mount(self, mounts: list[Any], path: str | None) -> Any:
@@ -128,7 +172,8 @@ class PolicyFunctions(jmespath.functions.Functions):
         if table is None or table[0] is not known:
             words = [entry for entry in known if isinstance(entry, str)]
             table = (known, frozenset(words), tuple(w[:-1] for w in words if w.endswith("*")))
-            self._known_tables[id(known)] = table
+            if len(self._known_tables) < _KEPT_LISTS:  # lists computed from the data: a bounded number
+                self._known_tables[id(known)] = table
         return name in table[1] or name.startswith(table[2])
 
     @jmespath.functions.signature({"types": ["object", "null"]}, {"types": ["string", "null"]})
@@ -196,6 +241,17 @@ class PolicyInterpreter:
             return evaluate(value)
 
         return bounded
+
+    def plain_evaluator(self, parsed: dict[str, Any]) -> Any:
+        """The callable of `node_evaluator` without its budget reset: the caller sets
+        `budget.produced = 0` before each search it makes with it (engine/evaluate.Plan, which
+        makes a few dozen searches a view, saves a call each)."""
+        return self._evaluate(parsed)
+
+    @property
+    def budget(self) -> Any:
+        """What counts a search's values (`produced`) against MAX_VALUES."""
+        return self._interpreter
 
     def _evaluate(self, parsed: dict[str, Any]) -> Any:
         if self._compiled:

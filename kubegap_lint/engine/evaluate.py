@@ -121,10 +121,12 @@ class Plan:
     rules share (`pods[?nccl_gpu]`) is searched once a view too. Each term is its own search,
     with its own value budget (functions.MAX_VALUES), as each expression is; a term that raises
     is not remembered, so every rule that asks it reports the error, as before. The rest of a
-    rule (violation per element, then what a finding needs) is `_findings`."""
+    rule (violation per element, then what a finding needs) is `_findings`. The searches are
+    the interpreter's plain closures: the plan resets the budget before each one itself."""
 
     def __init__(self, policies: Iterable[Policy], interpreter: Any) -> None:
         self.interpreter = interpreter
+        self.budget = interpreter.budget
         self.tests: list[Any] = []  # the distinct applies_to terms, compiled
         self.for_eaches: list[Any] = []  # the distinct for_each expressions, compiled
         # (policy, its terms' numbers, its for_each's number or -1, its violation compiled);
@@ -147,16 +149,16 @@ class Plan:
                 key = repr(node)
                 if key not in terms:
                     terms[key] = len(self.tests)
-                    self.tests.append(interpreter.node_evaluator(node))
+                    self.tests.append(interpreter.plain_evaluator(node))
                 numbers.append(terms[key])
             each = -1
             if policy.for_each is not None:
                 key = repr(policy.for_each.parsed)
                 if key not in for_eaches:
                     for_eaches[key] = len(self.for_eaches)
-                    self.for_eaches.append(interpreter.evaluator(policy.for_each))
+                    self.for_eaches.append(interpreter.plain_evaluator(policy.for_each.parsed))
                 each = for_eaches[key]
-            self.entries.append((policy, tuple(numbers), each, interpreter.evaluator(policy.violation)))
+            self.entries.append((policy, tuple(numbers), each, interpreter.plain_evaluator(policy.violation.parsed)))
         self._entry_of = {id(entry[0]): number for number, entry in enumerate(self.entries)}
 
     def _answers(self, view: Any) -> list[bool | None]:
@@ -174,9 +176,11 @@ class Plan:
             return truthy(self.interpreter.search(policy.applies_to, view))
         truth = self._answers(view)
         tests = self.tests
+        budget = self.budget
         for term in entry[1]:
             passed = truth[term]
             if passed is None:
+                budget.produced = 0  # each term its own search, with its own budget
                 passed = truth[term] = truthy(tests[term](view))
             if not passed:
                 return False
@@ -190,10 +194,13 @@ class Plan:
         tests = self.tests
         truth = self._answers(view)
         elements_of: list[list[Any] | None] = [None] * len(self.for_eaches)
-        workload = _Workload(view, resource, self.interpreter, tracker, self.tracked)
+        budget = self.budget
+        workload: _Workload | None = None  # made at the first finding (most views have few)
         for policy, numbers, each, violation in self.entries:
             try:
                 if violation is None:
+                    if workload is None:
+                        workload = _Workload(view, resource, self.interpreter, tracker, self.tracked)
                     alone = list(evaluate_workload([policy], view, resource, self.interpreter, workload.tracker))
                     if alone:
                         results.append((policy, alone))
@@ -201,6 +208,7 @@ class Plan:
                 for number in numbers:
                     passed = truth[number]
                     if passed is None:
+                        budget.produced = 0  # each search has its own budget (MAX_VALUES)
                         value = tests[number](view)
                         passed = truth[number] = not (value is None or value is False or (
                             not value and isinstance(value, (str, list, dict))))
@@ -212,14 +220,18 @@ class Plan:
                     else:
                         elements = elements_of[each]  # type: ignore[assignment]
                         if elements is None:
+                            budget.produced = 0
                             elements = elements_of[each] = _elements(self.for_eaches[each](view))
                     found: list[Finding] | None = None
                     for number, element in enumerate(elements):
+                        budget.produced = 0
                         value = violation(element)
                         if value is None or value is False or (not value and isinstance(value, (str, list, dict))):
                             continue
                         if found is None:
                             found = []
+                        if workload is None:
+                            workload = _Workload(view, resource, self.interpreter, tracker, self.tracked)
                         found.append(workload.finding(policy, elements, number, element))
                     if found:
                         results.append((policy, found))
