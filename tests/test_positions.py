@@ -58,7 +58,7 @@ def _reference(text: str) -> tuple[Table, list[int]]:
         for key_node, value_node in node.value:
             if type(key_node) is tuple:
                 key, key_mark = key_node[1], key_node[2]
-                if key == parse.MERGE_KEY and (key_node[0] is None
+                if key == parse.MERGE_KEY and (key_node[0] is parse.UNTAGGED
                                                or parse._tag_text(key_node[0]) in parse._MERGE_TAGS):
                     visit(value_node, (*path, parse.MERGE_KEY))
                     continue
