@@ -43,7 +43,9 @@ _DEEP_INDENT = re.compile("\n" + _INDENT_CHARS)
 def _flow_depth_bound(text: str) -> int:
     """An upper bound on flow nesting: the deepest run of open brackets over closed ones
     (brackets inside strings count too, so this can only over-estimate). C-speed steps only."""
-    opened = text.count("[") + text.count("{")
+    # `in` finds a character at memchr's speed, several times a count's: most documents hold
+    # no `[` and many no `{` (measured: a third of the check's instructions on the 10k stream).
+    opened = (text.count("[") if "[" in text else 0) + (text.count("{") if "{" in text else 0)
     if opened <= MAX_DEPTH // 2:
         return opened
     steps = map(_FLOW_STEP.__getitem__, _FLOW_ONLY.sub("", text).encode("ascii"))
