@@ -139,3 +139,15 @@ def test_duplicate_keys_name_the_occurrence_before() -> None:
     ]
     assert doc.data["m"] == {"x": 2, "a": {"k": 2}}
     assert doc.positions.key(("m", "a")) == Position(7, 3)
+
+
+def test_repeated_keys_beside_an_inline_merge_in_a_text_with_no_anchor() -> None:
+    # No `&` in the text: the walk keeps no table of the nodes it met, and a repeat is found
+    # from the mapping's count of keys; a merged key (b, and a before it) is not a repeat.
+    (doc,) = _parse("m:\n  <<: {a: 0, b: 1}\n  a: 1\n  a: 2\n  c: [x, {d: 1, d: 2}]\n")
+    assert [(p.rule, p.position, p.message.split(";")[0]) for p in doc.problems] == [
+        ("yaml-duplicate-key", Position(4, 3), "key 'a' is repeated in this mapping (first at line 3)"),
+        ("yaml-duplicate-key", Position(5, 17), "key 'd' is repeated in this mapping (first at line 5)"),
+    ]
+    assert doc.data == {"m": {"a": 2, "b": 1, "c": ["x", {"d": 2}]}}
+    assert doc.positions.key(("m", "c", 1, "d")) == Position(5, 17)
