@@ -29,7 +29,10 @@ _WRAPPERS = frozenset(("mpirun", "mpiexec", "orterun", "srun", "timeout", "numac
                        "stdbuf", "nice", "ionice", "chrt"))
 _WORK = ("python*", "torchrun", "accelerate", "deepspeed", "*.py", "*.sh", "java", "node")
 _UNSET: re.Pattern[str] = re.compile("")  # not in _UNIONS yet
-_SEPARATORS = re.compile(r"\n|;|&&|\|\||\||&")
+# Commands end at a new line, `;`, `&&`, `||`, `|` or `&`: a script is split into lines, then
+# a line into commands only where it holds one of the others (split as far as it is read).
+_SEPARATORS = re.compile(r";|&&|\|\||\||&")
+_CONTINUED = re.compile(r"\\\r?\n")  # a line that ends in `\` goes on on the next
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -78,14 +81,15 @@ def _segment_diagnostic(words: list[str], programs: list[str]) -> bool:
 def script_is_diagnostic(script: str, programs: list[str]) -> bool:
     """Every command of a shell script is a diagnostic, glue or idle (and there is one)."""
     if "\\" in script:
-        script = re.sub(r"\\\r?\n", " ", script)  # a line that ends in `\` goes on on the next
+        script = _CONTINUED.sub(" ", script)
     seen = False
-    for segment in _SEPARATORS.split(script):  # split into words only as far as it is read
-        words = segment.split()
-        if words:
-            if not _segment_diagnostic(words, programs):
-                return False
-            seen = True
+    for line in script.split("\n"):  # split into words only as far as it is read
+        for segment in _SEPARATORS.split(line) if ";" in line or "&" in line or "|" in line else (line,):
+            words = segment.split()
+            if words:
+                if not _segment_diagnostic(words, programs):
+                    return False
+                seen = True
     return seen
 
 
@@ -142,7 +146,13 @@ _REMEMBERED = 256
 
 
 def _words(value: object) -> tuple[str, ...]:
-    return tuple(str(v) for v in value if v is not None) if isinstance(value, list) else ()
+    if not isinstance(value, list):
+        return ()
+    words = tuple(value)
+    for word in words:  # nearly always strings: no copy of each
+        if type(word) is not str:
+            return tuple(str(v) for v in words if v is not None)
+    return words
 
 
 def _container_diagnostic(command: tuple[str, ...], args: tuple[str, ...], image: object,
@@ -152,7 +162,7 @@ def _container_diagnostic(command: tuple[str, ...], args: tuple[str, ...], image
     found = _VERDICTS.get(key)
     if found is None:
         found = container_is_diagnostic(list(command), list(args), image, programs)
-        if sum(len(w) for w in command) + sum(len(w) for w in args) <= 4096:  # bounded, whatever the input
+        if sum(map(len, command)) + sum(map(len, args)) <= 4096:  # bounded, whatever the input
             if len(_VERDICTS) >= _REMEMBERED:
                 _VERDICTS.clear()
             _VERDICTS[key] = found
@@ -165,7 +175,11 @@ def diagnostic_verdict(containers: list[dict[str, object]], programs: list[str])
     if not containers:
         return False, False
     commands = [_words(c.get("command")) for c in containers]
-    follows = all(container_follows(list(command)) for command in commands)
+    follows = True  # container_follows, without a list a command
+    for command in commands:
+        if not command or _program(command[0]) not in _FOLLOWERS:
+            follows = False
+            break
     if follows:
         return False, True
     known = tuple(programs)

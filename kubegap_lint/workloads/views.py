@@ -221,22 +221,19 @@ def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[s
     paths = entry_paths or {}
     container = name_text(raw.get("name"))  # once for all the container's variables
     prefix = f"{container_path}.env."
-    records: list[EnvRecord] = []
-    for name, value in env.items():
-        entry = entries.get(name)  # an env entry is a mapping, never None
-        at = paths.get(name)  # a key path, never None
-        records.append({
-            "name": name,
-            "value": value,
-            "entry": entry,
-            "from": "env" if entry is not None else "command or envFrom",
-            "role": role,
-            "container": container,
-            "container_node": raw,
-            "path": prefix + name,
-            "key_paths": {".": where if at is None else at, "entry": at, "container_node": where},
-        })
-    return records
+    # One comprehension (the record's fields in this order): an env entry is a mapping and a
+    # key path a tuple, never None, so None is "not from an entry".
+    return [{
+        "name": name,
+        "value": value,
+        "entry": (entry := entries.get(name)),
+        "from": "env" if entry is not None else "command or envFrom",
+        "role": role,
+        "container": container,
+        "container_node": raw,
+        "path": prefix + name,
+        "key_paths": {".": where if (at := paths.get(name)) is None else at, "entry": at, "container_node": where},
+    } for name, value in env.items()]
 
 
 def _remember(table: dict[Any, Any], key: Any, value: Any) -> Any:
@@ -531,11 +528,21 @@ class ViewBuilder:
             # in the manifest): GPU pods, how many GPUs each and how many pods unknown.
             accelerators, gpus, pod_count = {"nvidia.com/gpu": None}, None, None
         has_gpu = bool(accelerators)
-        env: dict[str, str | None] = {}
-        for container in containers:
-            for name, value in container["env"].items():
-                env.setdefault(name, value)
+        env: dict[str, str | None]
+        if len(containers) == 1:  # most pods: the first container's, as the loop below makes it
+            env = dict(containers[0]["env"])
+        else:
+            env = {}
+            for container in containers:
+                for name, value in container["env"].items():
+                    env.setdefault(name, value)
         labels = as_dict(metadata.get("labels"))
+        known = self._volumes  # the spec's volumes by name, when a container read them (_container)
+        if known is not None and known[0] is spec:
+            volumes, volume_numbers = dict(known[1]), known[2]
+        else:
+            volumes = {str(v.get("name")): v for v in as_list(spec.get("volumes")) if isinstance(v, dict)}
+            volume_numbers = None
         pod = {
             "role": role,
             "found_by": None,  # set by the caller: the table entry, or the walk
@@ -555,7 +562,7 @@ class ViewBuilder:
             "spec": spec,
             "containers": containers,
             "init_containers": init_containers,
-            "volumes": {str(v.get("name")): v for v in as_list(spec.get("volumes")) if isinstance(v, dict)},
+            "volumes": volumes,
             "env": env,
             "commands": [c["command_line"] for c in containers if c["command_line"]],
             # Every command line and known env value, for scans such as object-store URLs.
@@ -574,8 +581,11 @@ class ViewBuilder:
             paths.update(metadata=metadata_at, labels=sub(metadata_at, "labels"),
                          annotations=sub(metadata_at, "annotations"))
         if spec_at is not None:
-            paths["volumes"] = {str(v.get("name")): sub(spec_at, "volumes", n)
-                                for n, v in enumerate(as_list(spec.get("volumes"))) if isinstance(v, dict)}
+            if volume_numbers is not None:
+                paths["volumes"] = {name: sub(spec_at, "volumes", n) for name, n in volume_numbers.items()}
+            else:
+                paths["volumes"] = {str(v.get("name")): sub(spec_at, "volumes", n)
+                                    for n, v in enumerate(as_list(spec.get("volumes"))) if isinstance(v, dict)}
         pod["key_paths"] = paths
         return cast("PodView", pod)  # the facts' keys are added by add_resilience_facts
 
@@ -626,19 +636,23 @@ class ViewBuilder:
         env: dict[str, str | None] = {}
         entries: dict[str, Any] = {}
         entry_paths: dict[str, Where] = {}
-        pinned = isinstance(where, Pinned)  # sub(where, "env", number), once for all the entries
-        for number, entry in enumerate(as_list(raw.get("env"))):
-            name = entry.get("name") if isinstance(entry, dict) else None
-            if isinstance(name, str):
-                value = entry.get("value")
-                if "valueFrom" in entry:
-                    env[name] = None
-                elif type(value) is str and "$" not in value:  # the common case: literal text
-                    env[name] = value
-                else:
-                    env[name] = _env_text(value)
-                entries[name] = entry
-                entry_paths[name] = where if pinned else (*where, "env", number)
+        pinned = isinstance(where, Pinned)  # sub(where, ...), once for all the entries and mounts
+        listed = raw.get("env")
+        if isinstance(listed, list):
+            for number, entry in enumerate(listed):
+                if not isinstance(entry, dict):
+                    continue
+                name = entry.get("name")
+                if isinstance(name, str):
+                    value = entry.get("value")
+                    if "valueFrom" in entry:
+                        env[name] = None
+                    elif type(value) is str and "$" not in value:  # the common case: literal text
+                        env[name] = value
+                    else:
+                        env[name] = _env_text(value)
+                    entries[name] = entry
+                    entry_paths[name] = where if pinned else (*where, "env", number)
         for source in as_list(raw.get("envFrom")):
             config_ref = as_dict(as_dict(source).get("configMapRef"))
             if isinstance(config_ref.get("name"), str):
@@ -664,22 +678,31 @@ class ViewBuilder:
         for number, mount in enumerate(as_list(raw.get("volumeMounts"))):
             if not isinstance(mount, dict):
                 continue
-            volume = volumes.get(str(mount.get("name")))
+            mount_name = mount.get("name")
+            volume_name = str(mount_name)
+            volume = volumes.get(volume_name)
             volume_type = None
             if volume is not None:
-                volume_type = next((k for k in volume if k not in _VOLUME_META_KEYS), None)
-            elif str(mount.get("name")) in self.claim_names:
+                for key in volume:  # the first key that is not the volume's name: its type
+                    if key not in _VOLUME_META_KEYS:
+                        volume_type = key
+                        break
+            elif volume_name in self.claim_names:
                 volume_type = "volumeClaimTemplate"
-            at = sub(where, "volumeMounts", number)  # the mount's, for "." and "mount" alike
+            at = where if pinned else (*where, "volumeMounts", number)  # for "." and "mount" alike
+            medium = None
+            if volume:
+                empty_dir = volume.get("emptyDir")
+                medium = empty_dir.get("medium") if isinstance(empty_dir, dict) else None
             mounts.append({
-                "name": mount.get("name"),
+                "name": mount_name,
                 "path": str(mount.get("mountPath", "")),
                 "volume_type": volume_type,
                 "volume": volume,
-                "medium": as_dict(volume.get("emptyDir")).get("medium") if volume else None,
+                "medium": medium,
                 "mount": mount,
                 "key_paths": {".": at, "mount": at,
-                              "volume": sub(spec_where, "volumes", volume_paths[str(mount.get("name"))])
+                              "volume": sub(spec_where, "volumes", volume_paths[volume_name])
                               if volume is not None and spec_where is not None else None},
             })
         container_path = f"{pod_path}.spec.{'initContainers' if init else 'containers'}[{position}]"
