@@ -268,6 +268,7 @@ class ViewBuilder:
         self.nccl_patterns = list(nccl_resources)
         self.kind_table = kind_table  # reads resources embedded in others (Katib trialSpec)
         self.diagnostic_commands = list(diagnostic_commands or [])
+        self._diagnostic_programs = tuple(self.diagnostic_commands)  # one tuple a run: diagnostic._matches keeps it
         self.claim_names: set[str] = set()  # volumeClaimTemplates of the workload being built
         self.read_nodes: set[int] = set()  # ids of the templates the table read (not walked again)
         self.placeholders: list[dict[str, Any]] = []  # unrendered counts of the workload being built
@@ -574,7 +575,7 @@ class ViewBuilder:
         }
         # Every container (sidecars too) only runs a diagnostic or idles: class diagnostic.
         pod["diagnostic"], pod["follows"] = diagnostic_verdict(
-            [c["raw"] for c in containers], self.diagnostic_commands)
+            [c["raw"] for c in containers], self._diagnostic_programs)
         self.read_nodes.update((id(anchor), id(spec)))
         paths: dict[str, Any] = {".": anchor_at, "spec": spec_at if spec_at is not None else Pinned(exact(anchor_at) or ())}
         if metadata_at is not None:
