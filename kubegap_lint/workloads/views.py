@@ -38,10 +38,13 @@ if TYPE_CHECKING:  # the view's types cost nothing at run time (workloads/viewty
 # The scans over command lines below are searched in " " + text: the space stands for the
 # text's start, so a pattern needs no `^|` alternative and begins with a character class or a
 # literal, which the regex engine skips to without trying every position (2-10x faster).
-_LAUNCHER_RE = re.compile(  # `(?:^|[\s/;&|(\"'])` before the name, in " " + text
-    r"[\s/;&|(\"'](torchrun|torch\.distributed\.run|torch\.distributed\.launch|"
-    r"accelerate\s+launch|deepspeed)(?=$|[\s;&|)\"'])"
-)
+# Launchers a command line runs: a name after the text's start, white space or one of
+# `/;&|("'`, and before its end, white space or one of `;&|)"'`. All but `accelerate launch`
+# are literal names, found with str.find (4x faster than one pattern for all of them).
+_LAUNCHER_NAMES = ("torchrun", "torch.distributed.run", "torch.distributed.launch", "deepspeed")
+_BEFORE_LAUNCHER = "/;&|(\"'"
+_AFTER_LAUNCHER = ";&|)\"'"
+_ACCELERATE_RE = re.compile(r"[\s/;&|(\"']accelerate\s+launch(?=$|[\s;&|)\"'])")  # in " " + text
 _DISTRIBUTED_ENV = ("MASTER_ADDR", "WORLD_SIZE")
 _DISTRIBUTED_KINDS = frozenset(("PyTorchJob", "TrainJob", "ElasticJob", "HyperPodPyTorchJob"))
 # `(?:^|[\s;&|(])(?:export\s+)?NAME=value`, in " " + text
@@ -82,6 +85,24 @@ def command_text(container: dict[str, Any]) -> str:
     """command and args as one shell-like string, for launcher and script scans."""
     parts = _strings(container.get("command")) + _strings(container.get("args"))
     return " ".join(parts)
+
+
+def launchers(text: str) -> tuple[str, ...]:
+    """The launchers a command line runs (torchrun, deepspeed, `accelerate launch` ...), sorted."""
+    found = []
+    for name in _LAUNCHER_NAMES:
+        start = text.find(name)
+        while start != -1:
+            end = start + len(name)
+            before = text[start - 1] if start else " "
+            if (before.isspace() or before in _BEFORE_LAUNCHER) and \
+                    (end == len(text) or text[end].isspace() or text[end] in _AFTER_LAUNCHER):
+                found.append(name)
+                break
+            start = text.find(name, start + 1)
+    if "accelerate" in text and _ACCELERATE_RE.search(" " + text):
+        found.append("accelerate launch")
+    return tuple(sorted(found))
 
 
 def script_env(text: str) -> dict[str, str | None]:
@@ -753,11 +774,10 @@ class ViewBuilder:
         known = self._commands.get(text)
         if known is None:
             sets = tuple((name, _env_text(value)) for name, value in script_env(text).items())
-            launchers = tuple(sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(" " + text)})) \
-                if "torch" in text or "accelerate" in text or "deepspeed" in text else ()  # what a match holds
+            names = launchers(text)
             backend_words = bool(text) and _may_name_backend(text)
             words = (tuple(_words(text)) if text else ()) if self._all_words or backend_words else None
-            known = (sets, launchers, words, torch_backend(list(words)) if backend_words and words else None)
+            known = (sets, names, words, torch_backend(list(words)) if backend_words and words else None)
             if len(text) <= 4096:
                 _remember(self._commands, text, known)
         return known
