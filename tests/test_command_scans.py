@@ -27,6 +27,7 @@ _PIECES = st.sampled_from([
     "export ", "A", "NCCL_DEBUG", "X1", "a", "b", "torchrun", "torch.distributed.run", "torch.distributed.launch",
     "accelerate", "accelerate launch", "accelerate\n launch", "deepspeed", "deepspeedx", "torchrunx", "\xa0", "--nnodes", "--rdzv-backend", "--rdzv_backend",
     "--max-restarts", "--max_restarts", "1:2", "c10d", "/ckpt", "gs://b/c", "$N",
+    "--backend", "--dist-backend", "--dist_backend", "--distributed-backend", "--distributed_", "back", "end", "\\",
 ])
 _TEXTS = st.lists(_PIECES, max_size=14).map("".join)
 
@@ -41,6 +42,8 @@ def _check(text: str) -> None:
     assert views.launchers(text) == tuple(sorted({" ".join(m.group(1).split()) for m in _LAUNCHER.finditer(text)}))
     assert [m.groups() for m in views._EXPORT_RE.finditer(" " + text)] == [m.groups() for m in _EXPORT.finditer(text)]
     assert [m.group(0) for m in views._PATH_RE.finditer(" " + text)] == [m.group(1) for m in _PATH.finditer(text)]
+    plain = text.replace("'", "").replace('"', "").replace("\\", "")
+    assert views._may_name_backend(text) == any(flag in plain for flag in views._BACKEND_FLAGS)
     for name, (_, pattern) in viewfacts._FLAG_RE.items():
         assert pattern.findall(" " + text) == _FLAGS[name].findall(text)
 

@@ -123,6 +123,7 @@ def script_env(text: str) -> dict[str, str | None]:
 
 _BACKEND_FLAGS = ("--backend", "--dist-backend", "--dist_backend", "--distributed-backend",
                   "--distributed_backend")
+_BACKEND_FLAG_RE = re.compile(r"--(?:dist(?:ributed)?[-_])?backend")  # any of _BACKEND_FLAGS, in one search
 
 
 def torch_backend(words: list[str]) -> str | None:
@@ -149,7 +150,7 @@ def _may_name_backend(text: str) -> bool:
     then has no word torch_backend reads (`--rdzv_backend=c10d` is none of them)."""
     if "'" in text or '"' in text or "\\" in text:
         text = text.replace("'", "").replace('"', "").replace("\\", "")  # str.translate is slower
-    return "backend" in text and any(flag in text for flag in _BACKEND_FLAGS)
+    return "backend" in text and _BACKEND_FLAG_RE.search(text) is not None
 
 
 # A path-like value: starts with one `/` after white space, a quote, `=`, `,`, `(` or `;`, so
@@ -688,7 +689,8 @@ class ViewBuilder:
         for name, known in sets:
             env.setdefault(name, known)
         accelerators = self.accelerators(raw)
-        accelerators.update(self.device_claims(spec, raw, resource.namespace))
+        if "resourceClaims" in spec:  # else device_claims finds none (nearly every pod)
+            accelerators.update(self.device_claims(spec, raw, resource.namespace))
         gpus: int | None = 0
         for count in accelerators.values():
             gpus = None if gpus is None or count is None else gpus + count
