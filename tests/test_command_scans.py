@@ -25,22 +25,25 @@ _FLAGS = {name: re.compile(r"(?:^|\s)--" + pattern + r"(?:=|\s+)(\"[^\"]*\"|'[^'
 _PIECES = st.sampled_from([
     " ", "  ", "\n", "\t", ";", "&", "|", "(", ")", "'", '"', "=", ",", "/", "//", ":", ".", "`", "<", "-x",
     "export ", "A", "NCCL_DEBUG", "X1", "a", "b", "torchrun", "torch.distributed.run", "torch.distributed.launch",
-    "accelerate", "accelerate launch", "deepspeed", "--nnodes", "--rdzv-backend", "--rdzv_backend",
+    "accelerate", "accelerate launch", "accelerate\n launch", "deepspeed", "deepspeedx", "torchrunx", "\xa0", "--nnodes", "--rdzv-backend", "--rdzv_backend",
     "--max-restarts", "--max_restarts", "1:2", "c10d", "/ckpt", "gs://b/c", "$N",
+    "--backend", "--dist-backend", "--dist_backend", "--distributed-backend", "--distributed_", "back", "end", "\\",
 ])
 _TEXTS = st.lists(_PIECES, max_size=14).map("".join)
 
 _SAMPLES = [
     "", "/ckpt", "//x /y", "a/b=/c", "--save=/ckpt,/data", "torchrun x", " torchrun", "(deepspeed)",
-    "accelerate  launch", "X=1 cmd", "export A=1;B='2 3'", "A=B=C", "--nnodes=1:2", "--nnodes 2 --nnodes=3",
+    "accelerate  launch", "torchrun", "xtorchrun torchrun", "a/torchrun)", "torchrun/", "X=1 cmd", "export A=1;B='2 3'", "A=B=C", "--nnodes=1:2", "--nnodes 2 --nnodes=3",
     '--nnodes "x --nnodes 3"', "x--nnodes=2", "\t--max_restarts=3", "--rdzv-backend c10d", "a\n--nnodes=1",
 ]
 
 
 def _check(text: str) -> None:
-    assert [m.group(1) for m in views._LAUNCHER_RE.finditer(" " + text)] == [m.group(1) for m in _LAUNCHER.finditer(text)]
+    assert views.launchers(text) == tuple(sorted({" ".join(m.group(1).split()) for m in _LAUNCHER.finditer(text)}))
     assert [m.groups() for m in views._EXPORT_RE.finditer(" " + text)] == [m.groups() for m in _EXPORT.finditer(text)]
     assert [m.group(0) for m in views._PATH_RE.finditer(" " + text)] == [m.group(1) for m in _PATH.finditer(text)]
+    plain = text.replace("'", "").replace('"', "").replace("\\", "")
+    assert views._may_name_backend(text) == any(flag in plain for flag in views._BACKEND_FLAGS)
     for name, (_, pattern) in viewfacts._FLAG_RE.items():
         assert pattern.findall(" " + text) == _FLAGS[name].findall(text)
 

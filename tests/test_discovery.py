@@ -511,3 +511,39 @@ def test_kind_lookups_are_remembered_until_the_table_grows() -> None:
     table.add([replace(job, group="example.com", kind="TrainingRun")])
     found = table.lookup("example.com/v1", "TrainingRun")
     assert found is not None and found.kind == "TrainingRun"
+
+
+def test_unknown_kind_without_containers_among_its_recorded_keys_is_no_workload(tmp_path, monkeypatch) -> None:
+    """lookup_or_infer passes over the walk when the document's recorded keys hold no
+    `containers`, and still finds an unknown kind's template when they do; keys that record
+    nothing (a resource made by hand) leave it to the walk."""
+    from kubegap_lint.input.read import ReadStats, Resource
+    from kubegap_lint.input.readers import SourceReader
+    from kubegap_lint.input.sources import discover
+    from kubegap_lint.workloads.kinds import GENERIC
+
+    path = tmp_path / "two.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {spec: x}\n---\n"
+        "apiVersion: example.com/v1\nkind: Trainer\nmetadata: {name: t}\n"
+        "spec:\n  template:\n    spec:\n      containers:\n      - name: main\n        image: train:1\n",
+        encoding="utf-8")
+    sources, errors = discover([str(path)], [])
+    assert not errors
+    resources = [item for _, item in SourceReader(sources).read(ReadStats(), []) if isinstance(item, Resource)]
+    table = Linter(Settings()).kind_table
+    config, trainer = resources
+    keys = config.positions.keys
+    assert keys and "containers" not in keys
+    from kubegap_lint.workloads import kinds
+
+    walked: list[object] = []
+    real_walk = kinds.holds_pod_template
+    monkeypatch.setattr(kinds, "holds_pod_template", lambda data: walked.append(data) or real_walk(data))
+    assert table.lookup_or_infer(config.data, keys) is None
+    assert walked == []  # not walked at all
+    assert table.lookup_or_infer(config.data) is None and walked == [config.data]  # no keys: walked
+    assert "containers" in trainer.positions.keys
+    assert table.lookup_or_infer(trainer.data, trainer.positions.keys) is GENERIC
+    assert table.lookup_or_infer(trainer.data, []) is GENERIC  # nothing recorded: the walk decides
+    assert table.lookup_or_infer(trainer.data) is GENERIC

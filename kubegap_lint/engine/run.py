@@ -382,7 +382,7 @@ class _Run:
                 self.index.add(item)
             self.suppressor.collect(item)
             self.templates.note(item)
-            return self.linter.kind_table.lookup_or_infer(item.data)
+            return self.linter.kind_table.lookup_or_infer(item.data, getattr(item.positions, "keys", None))
         except KubegapError:
             raise  # the run's own errors (a temporary database that fails) end the run as before
         except Exception as exc:  # a bug met by one document: say where, lint the rest

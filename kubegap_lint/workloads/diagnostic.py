@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 _SHELLS = frozenset(("sh", "bash", "dash", "ash", "zsh", "ksh"))
 # Words that only hold a script together; they change nothing a checkpoint would keep.
@@ -29,7 +29,10 @@ _WRAPPERS = frozenset(("mpirun", "mpiexec", "orterun", "srun", "timeout", "numac
                        "stdbuf", "nice", "ionice", "chrt"))
 _WORK = ("python*", "torchrun", "accelerate", "deepspeed", "*.py", "*.sh", "java", "node")
 _UNSET: re.Pattern[str] = re.compile("")  # not in _UNIONS yet
-_SEPARATORS = re.compile(r"\n|;|&&|\|\||\||&")
+# Commands end at a new line, `;`, `&&`, `||`, `|` or `&`: a script is split into lines, then
+# a line into commands only where it holds one of the others (split as far as it is read).
+_SEPARATORS = re.compile(r";|&&|\|\||\||&")
+_CONTINUED = re.compile(r"\\\r?\n")  # a line that ends in `\` goes on on the next
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -41,19 +44,28 @@ def _program(word: str) -> str:
 _UNIONS: dict[tuple[str, ...], re.Pattern[str] | None] = {}  # a run has one or two lists of globs
 
 
+_LAST_UNION: list[tuple[tuple[str, ...], re.Pattern[str] | None]] = [((), None)]  # the last tuple's
+
+
 def _matches(name: str, patterns: Iterable[str]) -> bool:
     """fnmatchcase against any of the globs, as one regular expression (fnmatch's own)."""
-    key = tuple(patterns)
-    union = _UNIONS.get(key, _UNSET)
-    if union is _UNSET:
-        union = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in key)) if key else None
-        if len(_UNIONS) >= 64:
-            _UNIONS.clear()
-        _UNIONS[key] = union
-    return union is not None and union.match(name) is not None  # type: ignore[union-attr]
+    last = _LAST_UNION[0]
+    if patterns is last[0]:  # the same tuple as the last call's (a tuple cannot change)
+        union = last[1]
+    else:
+        key = tuple(patterns)
+        union = _UNIONS.get(key, _UNSET)
+        if union is _UNSET:
+            union = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in key)) if key else None
+            if len(_UNIONS) >= 64:
+                _UNIONS.clear()
+            _UNIONS[key] = union
+        if isinstance(patterns, tuple):
+            _LAST_UNION[0] = (patterns, union)
+    return union is not None and union.match(name) is not None
 
 
-def _segment_diagnostic(words: list[str], programs: list[str]) -> bool:
+def _segment_diagnostic(words: list[str], programs: Sequence[str]) -> bool:
     while words and (words[0] in _PREFIX or ("=" in words[0] and _ASSIGNMENT.match(words[0]))):
         words = words[1:]
     if not words:
@@ -75,17 +87,18 @@ def _segment_diagnostic(words: list[str], programs: list[str]) -> bool:
     return _matches(program, programs)
 
 
-def script_is_diagnostic(script: str, programs: list[str]) -> bool:
+def script_is_diagnostic(script: str, programs: Sequence[str]) -> bool:
     """Every command of a shell script is a diagnostic, glue or idle (and there is one)."""
     if "\\" in script:
-        script = re.sub(r"\\\r?\n", " ", script)  # a line that ends in `\` goes on on the next
+        script = _CONTINUED.sub(" ", script)
     seen = False
-    for segment in _SEPARATORS.split(script):  # split into words only as far as it is read
-        words = segment.split()
-        if words:
-            if not _segment_diagnostic(words, programs):
-                return False
-            seen = True
+    for line in script.split("\n"):  # split into words only as far as it is read
+        for segment in _SEPARATORS.split(line) if ";" in line or "&" in line or "|" in line else (line,):
+            words = segment.split()
+            if words:
+                if not _segment_diagnostic(words, programs):
+                    return False
+                seen = True
     return seen
 
 
@@ -103,12 +116,13 @@ def image_programs(image: object) -> list[str]:
     return [f for f in found if f]
 
 
-def container_is_diagnostic(command: list[str], args: list[str], image: object, programs: list[str]) -> bool:
+def container_is_diagnostic(command: Sequence[str], args: Sequence[str], image: object,
+                            programs: Sequence[str]) -> bool:
     """A container runs only diagnostics or idles. Without `command` the image's entrypoint
     runs: the args decide when they start with a diagnostic program (images without an
     entrypoint, such as ubuntu), else the image's name does."""
     if command:
-        return command_is_diagnostic(command + args, programs)
+        return command_is_diagnostic([*command, *args], programs)
     if args and command_is_diagnostic(args, programs):
         return True
     return any(_matches(name, programs) for name in image_programs(image))
@@ -119,16 +133,23 @@ def container_follows(command: list[str]) -> bool:
     return bool(command) and _program(command[0]) in _FOLLOWERS
 
 
-def command_is_diagnostic(words: list[str], programs: list[str]) -> bool:
+def _runs_script(word: str) -> bool:
+    """A shell's short option that takes `-c` (`-c`, `-ec`, `-lc`), not a long one."""
+    return word[:1] == "-" and word[:2] != "--" and "c" in word.lstrip("-")
+
+
+def command_is_diagnostic(words: Sequence[str], programs: Sequence[str]) -> bool:
     """A container's command and args (as words) run only diagnostics or idle."""
     if not words:
         return False
     program = _program(words[0])
     if program in _SHELLS:
-        flags = [w for w in words[1:] if w.startswith("-")]
-        if any("c" in f.lstrip("-") for f in flags if not f.startswith("--")):
-            position = next(i for i, w in enumerate(words) if w.startswith("-") and "c" in w.lstrip("-")
-                            and not w.startswith("--"))
+        # The script follows the first word that is a short option with `c` (the shell's own
+        # word too, when it is one), once some word after the shell is one.
+        position = next((i for i in range(1, len(words)) if _runs_script(words[i])), 0)
+        if position:
+            if _runs_script(words[0]):
+                position = 0
             script = words[position + 1] if position + 1 < len(words) else ""
             return script_is_diagnostic(script, programs)
         return False
@@ -142,33 +163,43 @@ _REMEMBERED = 256
 
 
 def _words(value: object) -> tuple[str, ...]:
-    return tuple(str(v) for v in value if v is not None) if isinstance(value, list) else ()
+    if not isinstance(value, list):
+        return ()
+    words = tuple(value)
+    for word in words:  # nearly always strings: no copy of each
+        if type(word) is not str:
+            return tuple(str(v) for v in words if v is not None)
+    return words
 
 
 def _container_diagnostic(command: tuple[str, ...], args: tuple[str, ...], image: object,
-                          programs: list[str], known: tuple[str, ...]) -> bool:
+                          programs: Sequence[str], known: tuple[str, ...]) -> bool:
     # A non-string image names no program (image_programs), as None does.
     key = (command, args, image if isinstance(image, str) else None, known)
     found = _VERDICTS.get(key)
     if found is None:
-        found = container_is_diagnostic(list(command), list(args), image, programs)
-        if sum(len(w) for w in command) + sum(len(w) for w in args) <= 4096:  # bounded, whatever the input
+        found = container_is_diagnostic(command, args, image, known)  # `known`: the tuple _matches keeps
+        if sum(map(len, command)) + sum(map(len, args)) <= 4096:  # bounded, whatever the input
             if len(_VERDICTS) >= _REMEMBERED:
                 _VERDICTS.clear()
             _VERDICTS[key] = found
     return found
 
 
-def diagnostic_verdict(containers: list[dict[str, object]], programs: list[str]) -> tuple[bool, bool]:
+def diagnostic_verdict(containers: list[dict[str, object]], programs: Sequence[str]) -> tuple[bool, bool]:
     """(diagnostic, follows) for a pod's containers: every one runs only diagnostics or idles;
     or every one only serves another pod (then the workload's other pods decide)."""
     if not containers:
         return False, False
     commands = [_words(c.get("command")) for c in containers]
-    follows = all(container_follows(list(command)) for command in commands)
+    follows = True  # container_follows, without a list a command
+    for command in commands:
+        if not command or _program(command[0]) not in _FOLLOWERS:
+            follows = False
+            break
     if follows:
         return False, True
-    known = tuple(programs)
+    known = tuple(programs)  # the same tuple when given one
     diagnostic = all(_container_diagnostic(command, _words(c.get("args")), c.get("image"), programs, known)
                      for command, c in zip(commands, containers, strict=True))
     return diagnostic, follows

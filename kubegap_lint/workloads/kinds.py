@@ -6,7 +6,7 @@ in their configuration with entries of the same shape.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -162,12 +162,18 @@ class KindTable:
             self._found[key] = rule
         return rule
 
-    def lookup_or_infer(self, data: dict[str, Any]) -> KindRule | None:
+    def lookup_or_infer(self, data: dict[str, Any], keys: Collection[Any] | None = None) -> KindRule | None:
         """The table's rule, or for an unknown kind that holds a pod template anywhere (a walk
-        of the document, discover.py), the generic rule: class other, templates found by the walk."""
+        of the document, discover.py), the generic rule: class other, templates found by the walk.
+        `keys`, when given and not empty, holds every mapping key of `data` (the keys its
+        document's position index recorded, input/parse.py): without `containers` among them
+        no mapping is a pod spec or template, so the walk is not needed (most documents of
+        unknown kinds are ConfigMaps and Services)."""
         rule = self.lookup(data.get("apiVersion"), data.get("kind"))
         if rule is not None:
             return rule
+        if keys and "containers" not in keys:
+            return None
         return GENERIC if holds_pod_template(data) else None
 
     def __len__(self) -> int:

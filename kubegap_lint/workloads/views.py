@@ -38,14 +38,18 @@ if TYPE_CHECKING:  # the view's types cost nothing at run time (workloads/viewty
 # The scans over command lines below are searched in " " + text: the space stands for the
 # text's start, so a pattern needs no `^|` alternative and begins with a character class or a
 # literal, which the regex engine skips to without trying every position (2-10x faster).
-_LAUNCHER_RE = re.compile(  # `(?:^|[\s/;&|(\"'])` before the name, in " " + text
-    r"[\s/;&|(\"'](torchrun|torch\.distributed\.run|torch\.distributed\.launch|"
-    r"accelerate\s+launch|deepspeed)(?=$|[\s;&|)\"'])"
-)
+# Launchers a command line runs: a name after the text's start, white space or one of
+# `/;&|("'`, and before its end, white space or one of `;&|)"'`. All but `accelerate launch`
+# are literal names, found with str.find (4x faster than one pattern for all of them).
+_LAUNCHER_NAMES = ("torchrun", "torch.distributed.run", "torch.distributed.launch", "deepspeed")
+_BEFORE_LAUNCHER = "/;&|(\"'"
+_AFTER_LAUNCHER = ";&|)\"'"
+_ACCELERATE_RE = re.compile(r"[\s/;&|(\"']accelerate\s+launch(?=$|[\s;&|)\"'])")  # in " " + text
 _DISTRIBUTED_ENV = ("MASTER_ADDR", "WORLD_SIZE")
 _DISTRIBUTED_KINDS = frozenset(("PyTorchJob", "TrainJob", "ElasticJob", "HyperPodPyTorchJob"))
-# `(?:^|[\s;&|(])(?:export\s+)?NAME=value`, in " " + text
-_EXPORT_RE = re.compile(r"[\s;&|(](?:export\s+)?([A-Z][A-Z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;&|)]*)")
+# `(?:^|[\s;&|(])(?:export\s+)?NAME=value`, in " " + text; without the `export\s+`, as the white
+# space before NAME is one of the characters before it anyway (the same matches, 1.7x faster)
+_EXPORT_RE = re.compile(r"[\s;&|(]([A-Z][A-Z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;&|)]*)")
 _MPI_X_RE = re.compile(r"(?:^|\s)-x\s+([A-Za-z_][A-Za-z0-9_]*)(?:=([^\s;&|)]*))?")
 _VOLUME_META_KEYS = frozenset(("name",))
 
@@ -84,6 +88,24 @@ def command_text(container: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
+def launchers(text: str) -> tuple[str, ...]:
+    """The launchers a command line runs (torchrun, deepspeed, `accelerate launch` ...), sorted."""
+    found = []
+    for name in _LAUNCHER_NAMES:
+        start = text.find(name)
+        while start != -1:
+            end = start + len(name)
+            before = text[start - 1] if start else " "
+            if (before.isspace() or before in _BEFORE_LAUNCHER) and \
+                    (end == len(text) or text[end].isspace() or text[end] in _AFTER_LAUNCHER):
+                found.append(name)
+                break
+            start = text.find(name, start + 1)
+    if "accelerate" in text and _ACCELERATE_RE.search(" " + text):
+        found.append("accelerate launch")
+    return tuple(sorted(found))
+
+
 def script_env(text: str) -> dict[str, str | None]:
     """Variables a command line sets: `export X=1`, `X=1 cmd`, and `mpirun -x X[=1]`."""
     found: dict[str, str | None] = {}
@@ -101,6 +123,7 @@ def script_env(text: str) -> dict[str, str | None]:
 
 _BACKEND_FLAGS = ("--backend", "--dist-backend", "--dist_backend", "--distributed-backend",
                   "--distributed_backend")
+_BACKEND_FLAG_RE = re.compile(r"--(?:dist(?:ributed)?[-_])?backend")  # any of _BACKEND_FLAGS, in one search
 
 
 def torch_backend(words: list[str]) -> str | None:
@@ -127,7 +150,7 @@ def _may_name_backend(text: str) -> bool:
     then has no word torch_backend reads (`--rdzv_backend=c10d` is none of them)."""
     if "'" in text or '"' in text or "\\" in text:
         text = text.replace("'", "").replace('"', "").replace("\\", "")  # str.translate is slower
-    return "backend" in text and any(flag in text for flag in _BACKEND_FLAGS)
+    return "backend" in text and _BACKEND_FLAG_RE.search(text) is not None
 
 
 # A path-like value: starts with one `/` after white space, a quote, `=`, `,`, `(` or `;`, so
@@ -221,22 +244,19 @@ def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[s
     paths = entry_paths or {}
     container = name_text(raw.get("name"))  # once for all the container's variables
     prefix = f"{container_path}.env."
-    records: list[EnvRecord] = []
-    for name, value in env.items():
-        entry = entries.get(name)  # an env entry is a mapping, never None
-        at = paths.get(name)  # a key path, never None
-        records.append({
-            "name": name,
-            "value": value,
-            "entry": entry,
-            "from": "env" if entry is not None else "command or envFrom",
-            "role": role,
-            "container": container,
-            "container_node": raw,
-            "path": prefix + name,
-            "key_paths": {".": where if at is None else at, "entry": at, "container_node": where},
-        })
-    return records
+    # One comprehension (the record's fields in this order): an env entry is a mapping and a
+    # key path a tuple, never None, so None is "not from an entry".
+    return [{
+        "name": name,
+        "value": value,
+        "entry": (entry := entries.get(name)),
+        "from": "env" if entry is not None else "command or envFrom",
+        "role": role,
+        "container": container,
+        "container_node": raw,
+        "path": prefix + name,
+        "key_paths": {".": where if (at := paths.get(name)) is None else at, "entry": at, "container_node": where},
+    } for name, value in env.items()]
 
 
 def _remember(table: dict[Any, Any], key: Any, value: Any) -> Any:
@@ -271,6 +291,7 @@ class ViewBuilder:
         self.nccl_patterns = list(nccl_resources)
         self.kind_table = kind_table  # reads resources embedded in others (Katib trialSpec)
         self.diagnostic_commands = list(diagnostic_commands or [])
+        self._diagnostic_programs = tuple(self.diagnostic_commands)  # one tuple a run: diagnostic._matches keeps it
         self.claim_names: set[str] = set()  # volumeClaimTemplates of the workload being built
         self.read_nodes: set[int] = set()  # ids of the templates the table read (not walked again)
         self.placeholders: list[dict[str, Any]] = []  # unrendered counts of the workload being built
@@ -306,7 +327,7 @@ class ViewBuilder:
         limits = as_dict(resources.get("limits"))
         requests = as_dict(resources.get("requests"))
         found: dict[str, int | None] = {}
-        for name in sorted(set(limits) | set(requests)):
+        for name in sorted(limits.keys() | requests.keys()):
             if self.is_gpu_resource(name):
                 found[name] = as_count(limits.get(name, requests.get(name)))
         return found
@@ -531,11 +552,21 @@ class ViewBuilder:
             # in the manifest): GPU pods, how many GPUs each and how many pods unknown.
             accelerators, gpus, pod_count = {"nvidia.com/gpu": None}, None, None
         has_gpu = bool(accelerators)
-        env: dict[str, str | None] = {}
-        for container in containers:
-            for name, value in container["env"].items():
-                env.setdefault(name, value)
+        env: dict[str, str | None]
+        if len(containers) == 1:  # most pods: the first container's, as the loop below makes it
+            env = dict(containers[0]["env"])
+        else:
+            env = {}
+            for container in containers:
+                for name, value in container["env"].items():
+                    env.setdefault(name, value)
         labels = as_dict(metadata.get("labels"))
+        known = self._volumes  # the spec's volumes by name, when a container read them (_container)
+        if known is not None and known[0] is spec:
+            volumes, volume_numbers = dict(known[1]), known[2]
+        else:
+            volumes = {str(v.get("name")): v for v in as_list(spec.get("volumes")) if isinstance(v, dict)}
+            volume_numbers = None
         pod = {
             "role": role,
             "found_by": None,  # set by the caller: the table entry, or the walk
@@ -555,7 +586,7 @@ class ViewBuilder:
             "spec": spec,
             "containers": containers,
             "init_containers": init_containers,
-            "volumes": {str(v.get("name")): v for v in as_list(spec.get("volumes")) if isinstance(v, dict)},
+            "volumes": volumes,
             "env": env,
             "commands": [c["command_line"] for c in containers if c["command_line"]],
             # Every command line and known env value, for scans such as object-store URLs.
@@ -567,15 +598,18 @@ class ViewBuilder:
         }
         # Every container (sidecars too) only runs a diagnostic or idles: class diagnostic.
         pod["diagnostic"], pod["follows"] = diagnostic_verdict(
-            [c["raw"] for c in containers], self.diagnostic_commands)
+            [c["raw"] for c in containers], self._diagnostic_programs)
         self.read_nodes.update((id(anchor), id(spec)))
         paths: dict[str, Any] = {".": anchor_at, "spec": spec_at if spec_at is not None else Pinned(exact(anchor_at) or ())}
         if metadata_at is not None:
             paths.update(metadata=metadata_at, labels=sub(metadata_at, "labels"),
                          annotations=sub(metadata_at, "annotations"))
         if spec_at is not None:
-            paths["volumes"] = {str(v.get("name")): sub(spec_at, "volumes", n)
-                                for n, v in enumerate(as_list(spec.get("volumes"))) if isinstance(v, dict)}
+            if volume_numbers is not None:
+                paths["volumes"] = {name: sub(spec_at, "volumes", n) for name, n in volume_numbers.items()}
+            else:
+                paths["volumes"] = {str(v.get("name")): sub(spec_at, "volumes", n)
+                                    for n, v in enumerate(as_list(spec.get("volumes"))) if isinstance(v, dict)}
         pod["key_paths"] = paths
         return cast("PodView", pod)  # the facts' keys are added by add_resilience_facts
 
@@ -626,19 +660,23 @@ class ViewBuilder:
         env: dict[str, str | None] = {}
         entries: dict[str, Any] = {}
         entry_paths: dict[str, Where] = {}
-        pinned = isinstance(where, Pinned)  # sub(where, "env", number), once for all the entries
-        for number, entry in enumerate(as_list(raw.get("env"))):
-            name = entry.get("name") if isinstance(entry, dict) else None
-            if isinstance(name, str):
-                value = entry.get("value")
-                if "valueFrom" in entry:
-                    env[name] = None
-                elif type(value) is str and "$" not in value:  # the common case: literal text
-                    env[name] = value
-                else:
-                    env[name] = _env_text(value)
-                entries[name] = entry
-                entry_paths[name] = where if pinned else (*where, "env", number)
+        pinned = isinstance(where, Pinned)  # sub(where, ...), once for all the entries and mounts
+        listed = raw.get("env")
+        if isinstance(listed, list):
+            for number, entry in enumerate(listed):
+                if not isinstance(entry, dict):
+                    continue
+                name = entry.get("name")
+                if isinstance(name, str):
+                    value = entry.get("value")
+                    if "valueFrom" in entry:
+                        env[name] = None
+                    elif type(value) is str and "$" not in value:  # the common case: literal text
+                        env[name] = value
+                    else:
+                        env[name] = _env_text(value)
+                    entries[name] = entry
+                    entry_paths[name] = where if pinned else (*where, "env", number)
         for source in as_list(raw.get("envFrom")):
             config_ref = as_dict(as_dict(source).get("configMapRef"))
             if isinstance(config_ref.get("name"), str):
@@ -651,7 +689,8 @@ class ViewBuilder:
         for name, known in sets:
             env.setdefault(name, known)
         accelerators = self.accelerators(raw)
-        accelerators.update(self.device_claims(spec, raw, resource.namespace))
+        if "resourceClaims" in spec:  # else device_claims finds none (nearly every pod)
+            accelerators.update(self.device_claims(spec, raw, resource.namespace))
         gpus: int | None = 0
         for count in accelerators.values():
             gpus = None if gpus is None or count is None else gpus + count
@@ -664,22 +703,31 @@ class ViewBuilder:
         for number, mount in enumerate(as_list(raw.get("volumeMounts"))):
             if not isinstance(mount, dict):
                 continue
-            volume = volumes.get(str(mount.get("name")))
+            mount_name = mount.get("name")
+            volume_name = str(mount_name)
+            volume = volumes.get(volume_name)
             volume_type = None
             if volume is not None:
-                volume_type = next((k for k in volume if k not in _VOLUME_META_KEYS), None)
-            elif str(mount.get("name")) in self.claim_names:
+                for key in volume:  # the first key that is not the volume's name: its type
+                    if key not in _VOLUME_META_KEYS:
+                        volume_type = key
+                        break
+            elif volume_name in self.claim_names:
                 volume_type = "volumeClaimTemplate"
-            at = sub(where, "volumeMounts", number)  # the mount's, for "." and "mount" alike
+            at = where if pinned else (*where, "volumeMounts", number)  # for "." and "mount" alike
+            medium = None
+            if volume:
+                empty_dir = volume.get("emptyDir")
+                medium = empty_dir.get("medium") if isinstance(empty_dir, dict) else None
             mounts.append({
-                "name": mount.get("name"),
+                "name": mount_name,
                 "path": str(mount.get("mountPath", "")),
                 "volume_type": volume_type,
                 "volume": volume,
-                "medium": as_dict(volume.get("emptyDir")).get("medium") if volume else None,
+                "medium": medium,
                 "mount": mount,
                 "key_paths": {".": at, "mount": at,
-                              "volume": sub(spec_where, "volumes", volume_paths[str(mount.get("name"))])
+                              "volume": sub(spec_where, "volumes", volume_paths[volume_name])
                               if volume is not None and spec_where is not None else None},
             })
         container_path = f"{pod_path}.spec.{'initContainers' if init else 'containers'}[{position}]"
@@ -729,11 +777,10 @@ class ViewBuilder:
         known = self._commands.get(text)
         if known is None:
             sets = tuple((name, _env_text(value)) for name, value in script_env(text).items())
-            launchers = tuple(sorted({" ".join(m.group(1).split()) for m in _LAUNCHER_RE.finditer(" " + text)})) \
-                if "torch" in text or "accelerate" in text or "deepspeed" in text else ()  # what a match holds
+            names = launchers(text)
             backend_words = bool(text) and _may_name_backend(text)
             words = (tuple(_words(text)) if text else ()) if self._all_words or backend_words else None
-            known = (sets, launchers, words, torch_backend(list(words)) if backend_words and words else None)
+            known = (sets, names, words, torch_backend(list(words)) if backend_words and words else None)
             if len(text) <= 4096:
                 _remember(self._commands, text, known)
         return known
