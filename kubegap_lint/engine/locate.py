@@ -188,6 +188,8 @@ def _step(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -
             return value, tracker._known(value, where)
 
         return field
+    if kind == "pipe" and _first_of_filter(children):
+        return _first_kept(children, visit, cache)
     if kind in ("subexpression", "pipe", "index_expression"):
         steps = tuple(_compile(child, visit, cache) for child in children)
 
@@ -312,6 +314,61 @@ def _step(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -
         return result, tracker._known(result, own(result))
 
     return computed
+
+
+def _first_of_filter(children: list[Any]) -> bool:
+    """Is a pipe `xs[?test] | [0]` or `xs[?test] | [0].a.b` (the commonest `at:`: the first
+    container that sets a variable, the first GPU pod)?"""
+    left, right = children
+    if left.get("type") != "filter_projection" or left["children"][0].get("type") == "multi_select_list" \
+            or left["children"][1].get("type") != "identity":
+        return False
+    first, rest = (right, []) if right.get("type") == "index_expression" else (
+        (right["children"][0], right["children"][1:]) if right.get("type") == "subexpression" else ({}, []))
+    return (first.get("type") == "index_expression" and [c.get("type") for c in first["children"]] == ["identity", "index"]
+            and first["children"][1].get("value") == 0 and all(c.get("type") == "field" for c in rest))
+
+
+def _first_kept(children: list[Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -> Step:
+    """`xs[?test] | [0].a.b` as the steps `project`, `[0]` and the fields give it, in one: every
+    item is tested (a test that raises fails the `at:` as before), and only the first item kept
+    is placed, since `[0]` reads no other (tests/test_locate_tracker.py holds it to the steps)."""
+    left, right = children
+    base_step = _compile(left["children"][0], visit, cache)
+    test = _evaluator(visit, left["children"][2])
+    fields = tuple(_compile(child, visit, cache) for child in (
+        right["children"][1:] if right.get("type") == "subexpression" else ()))
+
+    def first_kept(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
+        base, base_where = base_step(value, where, tracker)
+        if not isinstance(base, list):
+            return None, None  # what [0] and the fields give for nothing
+        first: Any = None
+        found = False
+        for number, item in enumerate(base):
+            if not _truthy(test(item)):
+                continue
+            if found or item is None:  # placed only the first (a null item is not kept)
+                continue
+            found = True
+            first, first_where = _item(base, base_where, number)
+            first_where = tracker._known(first, first_where if first_where is not None else own(first))
+        if not found:
+            return None, None
+        # [0] of the kept items: its place, as _item and index give it
+        where = tracker._known(first, first_where if first_where is not None else own(first))
+        value = first
+        if where is None and isinstance(value, dict):
+            where = tracker._known(value, where)  # the end of `[0]`'s chain
+        for step in fields:
+            value, where = step(value, where, tracker)
+        if fields and where is None and isinstance(value, dict):
+            where = tracker._known(value, where)  # the end of the fields' chain
+        if where is not None or not isinstance(value, dict):
+            return value, where
+        return value, tracker._known(value, where)
+
+    return first_kept
 
 
 def _filter_selected(children: list[Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -> Step:
