@@ -47,7 +47,7 @@ class MessageTemplate:
         evaluator = getattr(interpreter, "evaluator", None)
         if evaluator is None:
             return lambda element: self.render(element, interpreter)
-        parts = tuple(str(part) if isinstance(part, str) else evaluator(part) for part in self.parts)
+        parts: tuple[Any, ...] = tuple(str(part) if isinstance(part, str) else evaluator(part) for part in self.parts)
         display = _display
 
         def render(element: Any) -> str:

@@ -323,8 +323,12 @@ def _first_of_filter(children: list[Any]) -> bool:
     if left.get("type") != "filter_projection" or left["children"][0].get("type") == "multi_select_list" \
             or left["children"][1].get("type") != "identity":
         return False
-    first, rest = (right, []) if right.get("type") == "index_expression" else (
-        (right["children"][0], right["children"][1:]) if right.get("type") == "subexpression" else ({}, []))
+    first: dict[str, Any] = {}
+    rest: list[Any] = []
+    if right.get("type") == "index_expression":
+        first = right
+    elif right.get("type") == "subexpression":
+        first, rest = right["children"][0], right["children"][1:]
     return (first.get("type") == "index_expression" and [c.get("type") for c in first["children"]] == ["identity", "index"]
             and first["children"][1].get("value") == 0 and all(c.get("type") == "field" for c in rest))
 
