@@ -57,3 +57,55 @@ def test_the_shortcut_is_taken_for_a_plain_field_test() -> None:
         parts[0]["children"][2]["children"][0], parts[1]["children"][2]["children"][0]]
     plain = jmespath.compile(EXPRESSIONS[3]).parsed
     assert locate._selected_test(plain["children"][0]["children"][0], plain["children"][2]) is None
+
+
+# `xs[?test] | [0].a.b` (KG301's, KG303's, KG501's `at:`s): placed in one step.
+FIRST_KEPT = [
+    "resource.items[?name] | [0]",
+    "resource.items[?on] | [0].name",
+    "resource.items[?name == 'n3'] | [0].on",  # a missing field of the first kept item
+    "resource.items[?missing] | [0].name",  # none kept
+    "resource.spec[?on] | [0]",  # no list
+    "items[?@] | [0].name",  # a null item is not kept
+    "containers[?has(env, 'X')] | [0].env.X",
+    "containers[?name] | [0].raw.env",
+    "pods[?on] | [0]",
+    "pods[?has(env, 'X')] | [0].env",  # the test raises on the second pod (env is no object)
+]
+TRACKED_VIEW: dict[str, Any] = {
+    "resource": DOCUMENT, "items": [None, {"name": "m"}, {"name": "k"}],
+    "containers": [
+        {"name": "c0", "env": {}, "raw": DOCUMENT["spec"], "key_paths": {".": ("r", "c0")}},
+        {"name": "c1", "env": {"X": "1"}, "raw": {"env": [1]}, "key_paths": {".": ("r", "c1"), "env": ("r", "c1", "env")}},
+        {"name": "c2", "env": {"X": "2"}, "key_paths": {".": ("r", "c2")}},
+    ],
+    "pods": [{"on": True, "env": {"X": 1}}, {"on": True, "env": "text"}],
+    "key_paths": {".": ("r",), "items": ("r", "items")},
+}
+
+
+@pytest.mark.parametrize("expression", FIRST_KEPT)
+@pytest.mark.parametrize("value", [VIEW, TRACKED_VIEW, None, [1, 2]])
+def test_the_first_item_of_a_filter_is_placed_as_the_steps_place_it(
+        expression: str, value: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed = jmespath.compile(expression).parsed
+    assert locate._first_of_filter(parsed["children"])
+    where = locate.own(value)
+
+    def tracked() -> Any:
+        try:
+            return _tracked(expression, value, where)
+        except jmespath.exceptions.JMESPathError as exc:
+            return type(exc), str(exc)
+
+    found = tracked()
+    if not isinstance(found[0], type):  # the value is the plain search's (the policy functions' `has`)
+        assert found[0] == PolicyInterpreter({}, compiled=False).search(jmespath.compile(expression), value)
+    monkeypatch.setattr(locate, "_first_of_filter", lambda children: False)
+    assert found == tracked()
+
+
+def test_the_first_kept_step_is_taken_only_for_its_shape() -> None:
+    for text in ("items[?on] | [1]", "items[?on] | [0][0]", "items[?on].name | [0]", "items[?on] | [0] | name",
+                 "[a, b][?on] | [0]", "items[?on] | [0].name[0]"):
+        assert not locate._first_of_filter(jmespath.compile(text).parsed["children"]), text

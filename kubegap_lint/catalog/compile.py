@@ -111,6 +111,10 @@ class Compiler:
         self.interpreter = interpreter  # for exprefs and for node types not compiled here
         # The budget: the bounded interpreter itself (functions.MAX_VALUES), or none.
         self.budget: Any = interpreter if hasattr(interpreter, "over_budget") else _Unbounded()
+        # Calls `f(field, constant)` a filter can make in its own loop: id(closure) -> (the
+        # closure, the field, what the constant counts, the type and callable of its constant
+        # form), for a dict item whose field has that type (the closure does the rest).
+        self._fused: dict[int, tuple[Any, str, int, type, Any]] = {}
 
     def compile(self, node: dict[str, Any]) -> Evaluator:
         method = getattr(self, "_" + str(node.get("type")), None)
@@ -249,6 +253,8 @@ class Compiler:
 
         def ordering(value: Any) -> Any:
             x, y = left(value), right(value)
+            if x is None or y is None:
+                return None  # null is never ordered: no ABC test
             # Only numbers and strings are ordered; anything else gives null (a number against
             # a string raises TypeError, as in jmespath). int, float and str first: the
             # interpreter's test (an ABC check) is slow.
@@ -310,6 +316,8 @@ class Compiler:
         if key is not None:
             def field_ordering(value: Any) -> Any:
                 x: Any = value.get(key) if type(value) is dict else _get(value, key)
+                if x is None:
+                    return None  # a missing field, the commonest: no ABC test
                 tx = type(x)
                 if tx is int or tx is float or tx is str or _is_actual_number(x) or isinstance(x, str):
                     return compare(x, y)
@@ -319,6 +327,8 @@ class Compiler:
 
         def ordering_constant(value: Any) -> Any:
             x = left(value)
+            if x is None:
+                return None  # `to_number(env.X) > `0`` of an unset X: no ABC test
             tx = type(x)
             if tx is int or tx is float or tx is str or _is_actual_number(x) or isinstance(x, str):
                 return compare(x, y)
@@ -438,6 +448,8 @@ class Compiler:
                 kind = type(result)
                 if kind is int or kind is float:
                     return False
+                if kind is list or kind is dict or kind is str or kind is bool:
+                    return not result  # no number: the ABC test below is slow
                 if _is_actual_number(result) and result == 0:
                     return False
                 return not result
@@ -452,6 +464,8 @@ class Compiler:
             kind = type(result)
             if kind is int or kind is float:
                 return False  # !0 is false: 0 is true in JMESPath, and so is every number
+            if kind is list or kind is dict or kind is str or kind is bool:
+                return not result  # no number: the ABC test below is slow (`!(... | [?...])`)
             if _is_actual_number(result) and result == 0:
                 return False
             return not result  # Python's truth, as the interpreter has it
@@ -583,6 +597,9 @@ class Compiler:
         budget = self.budget
         # `[?name]`, the commonest filter: the field read in the loop, no call per item.
         key = condition_node["value"] if condition_node.get("type") == "field" else None
+        fused = self._fused.get(id(condition))
+        if fused is not None and fused[0] is condition:
+            return self._filter_fused(base, source, itself, step, plain, fused)
 
         def project_filtered(value: Any) -> Any:
             if itself:
@@ -607,6 +624,46 @@ class Compiler:
             return collected
 
         return project_filtered
+
+    def _filter_fused(self, base: Evaluator, source: str | None, itself: bool, step: Evaluator, plain: bool,
+                      fused: tuple[Any, str, int, type, Any]) -> Evaluator:
+        """`[?starts_with_any(name, ['NCCL_', ...])]` (KG305's variables): a dict item whose
+        field has the constant form's type is tested in the loop as the call would test it
+        (the constant counted, then the form); any other item is given to the call itself."""
+        condition, key, size, fast_type, fast = fused
+        budget = self.budget
+
+        def project_fused(value: Any) -> Any:
+            if itself:
+                items = value
+            elif source is not None and type(value) is dict:
+                items = value.get(source)
+            else:
+                items = base(value)
+            if not isinstance(items, list):
+                return None
+            collected = []
+            for item in items:
+                if type(item) is dict and type(item.get(key)) is fast_type:
+                    if size:
+                        budget.produced += size
+                        if budget.produced > budget.limit:
+                            budget.over_budget()
+                    if not fast(item.get(key)):
+                        continue
+                else:
+                    kept = condition(item)
+                    if kept is None or kept is False or (not kept and isinstance(kept, (str, list, dict))):
+                        continue
+                current = item if plain else step(item)
+                if current is not None:
+                    collected.append(current)
+            budget.produced += len(collected)
+            if budget.produced > budget.limit:
+                budget.over_budget()
+            return collected
+
+        return project_fused
 
     def _flatten(self, node: dict[str, Any]) -> Evaluator:
         base = self.compile(node["children"][0])
@@ -802,6 +859,19 @@ class Compiler:
             if found_keys is not None:
                 # `to_number(env.NCCL_IB_TIMEOUT)`: the fields read in place.
                 keys: tuple[str, ...] = found_keys
+                if name == "to_number" and names0 is None and spec["function"] is getattr(  # type: ignore[index]
+                        jmespath.functions.Functions, "_func_to_number", None):
+                    # `to_number(env.TORCH_FR_BUFFER_SIZE)` of an unset variable: jmespath's
+                    # to_number takes any type and gives null for null, without a call.
+                    def to_number_path(value: Any) -> Any:
+                        a = value
+                        for key in keys:
+                            a = a.get(key) if type(a) is dict else _get(a, key)
+                        if a is None:
+                            return None
+                        return function(a)
+
+                    return to_number_path
 
                 def call1_path(value: Any) -> Any:
                     a = value
@@ -863,6 +933,8 @@ class Compiler:
                             validate([a, b], signature, name)
                         return function(a, b)
 
+                    if key is not None and fast is not None:
+                        self._fused[id(call2_listed)] = (call2_listed, key, size, fast_type, fast)
                     return call2_listed
                 if key is not None:
                     # `has(env, 'X')`, `known_name(name, param('...'))`: a field, read in place.
@@ -878,6 +950,8 @@ class Compiler:
                             validate([a, b], signature, name)
                         return function(a, b)
 
+                    if fast is not None:
+                        self._fused[id(call2_field_constant)] = (call2_field_constant, key, size, fast_type, fast)
                     return call2_field_constant
 
                 def call2_constant(value: Any) -> Any:

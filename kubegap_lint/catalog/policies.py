@@ -41,6 +41,27 @@ class MessageTemplate:
                 out.append(value if type(value) is str else _display(value))  # most are texts
         return "".join(out)
 
+    def renderer(self, interpreter: Any) -> Any:
+        """`render` with the interpreter's evaluator of each placeholder found once
+        (engine/evaluate.Plan keeps one a policy for the run), not looked up a finding."""
+        evaluator = getattr(interpreter, "evaluator", None)
+        if evaluator is None:
+            return lambda element: self.render(element, interpreter)
+        parts: tuple[Any, ...] = tuple(str(part) if isinstance(part, str) else evaluator(part) for part in self.parts)
+        display = _display
+
+        def render(element: Any) -> str:
+            out = []
+            for part in parts:
+                if type(part) is str:
+                    out.append(part)
+                else:
+                    value = part(element)
+                    out.append(value if type(value) is str else display(value))
+            return "".join(out)
+
+        return render
+
 
 _MAX_DISPLAY_DEPTH = 8  # lists in lists: beyond this a message says "..." (no recursion limit)
 

@@ -133,6 +133,7 @@ class Plan:
         # a policy without applies_to or violation is evaluated by evaluate_workload (None).
         self.entries: list[tuple[Policy, tuple[int, ...], int, Any]] = []
         self.tracked: dict[int, tuple[Any, Any]] = {}  # locate.Tracker's closures, for the run
+        self.renderers: dict[int, tuple[Policy, Any]] = {}  # id(policy) -> its message's renderer
         # The terms' answers on the last view asked (kept alive, so its id stays its own):
         # `applies` fills them before the view is evaluated, and the evaluation reads them.
         self._view: Any = None
@@ -200,7 +201,7 @@ class Plan:
             try:
                 if violation is None:
                     if workload is None:
-                        workload = _Workload(view, resource, self.interpreter, tracker, self.tracked)
+                        workload = _Workload(view, resource, self.interpreter, tracker, self.tracked, self.renderers)
                     alone = list(evaluate_workload([policy], view, resource, self.interpreter, workload.tracker))
                     if alone:
                         results.append((policy, alone))
@@ -231,7 +232,8 @@ class Plan:
                         if found is None:
                             found = []
                         if workload is None:
-                            workload = _Workload(view, resource, self.interpreter, tracker, self.tracked)
+                            workload = _Workload(view, resource, self.interpreter, tracker, self.tracked,
+                                                 self.renderers)
                         found.append(workload.finding(policy, elements, number, element))
                     if found:
                         results.append((policy, found))
@@ -244,9 +246,11 @@ class _Workload:
     """What the findings of one workload share, made at the first finding that needs it."""
 
     def __init__(self, view: Mapping[str, Any], resource: Resource, interpreter: Any,
-                 tracker: Tracker | None, tracked: dict[int, tuple[Any, Any]] | None = None) -> None:
+                 tracker: Tracker | None, tracked: dict[int, tuple[Any, Any]] | None = None,
+                 renderers: dict[int, tuple[Policy, Any]] | None = None) -> None:
         self.view = view
         self.tracked = tracked
+        self.renderers = renderers
         self.resource = resource
         self.interpreter = interpreter
         self._tracker = tracker
@@ -273,7 +277,14 @@ class _Workload:
             element_where = places[number] if number < len(places) else None
         place = locate(policy, element, element_where, resource, tracker)
         assert policy.message is not None
-        message = policy.message.render(element, interpreter)
+        renderers = self.renderers
+        if renderers is None:
+            message = policy.message.render(element, interpreter)
+        else:
+            renderer = renderers.get(id(policy))
+            if renderer is None or renderer[0] is not policy:
+                renderer = renderers[id(policy)] = (policy, policy.message.renderer(interpreter))
+            message = renderer[1](element)
         severity = policy.severity
         if policy.severity_expr is not None:
             chosen = interpreter.search(policy.severity_expr, element)

@@ -117,6 +117,16 @@ class Tracker:
 Step = Any  # (value, where, tracker) -> (value, where)
 
 
+def _evaluator(visit: Any, node: dict[str, Any]) -> Any:
+    """value -> what `visit(node, value)` gives: the run's interpreter's compiled search of
+    the node (functions.PolicyInterpreter.node_evaluator, its own budget each call), made
+    once with the tracker's closures, not looked up a call; else a call of `visit`."""
+    make = getattr(getattr(visit, "__self__", None), "node_evaluator", None)
+    if make is not None:
+        return make(node)
+    return lambda value: visit(node, value)
+
+
 def _compile(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -> Step:
     """A tree as closures, each giving (value, where) as the node selects them. The node is
     kept with its closures, so its id stays its own."""
@@ -178,6 +188,8 @@ def _step(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -
             return value, tracker._known(value, where)
 
         return field
+    if kind == "pipe" and _first_of_filter(children):
+        return _first_kept(children, visit, cache)
     if kind in ("subexpression", "pipe", "index_expression"):
         steps = tuple(_compile(child, visit, cache) for child in children)
 
@@ -207,7 +219,7 @@ def _step(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -
     if kind in ("projection", "filter_projection"):
         base_step = _compile(children[0], visit, cache)
         item_step = _compile(children[1], visit, cache)
-        condition = children[2] if kind == "filter_projection" else None
+        test = _evaluator(visit, children[2]) if kind == "filter_projection" else None
 
         def project(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
             base, base_where = base_step(value, where, tracker)
@@ -217,7 +229,7 @@ def _step(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -
             places: list[Where] = []
             for number, item in enumerate(base):
                 # The filter first: an item it drops needs no place (filters drop most).
-                if condition is not None and not _truthy(visit(condition, item)):
+                if test is not None and not _truthy(test(item)):
                     continue
                 item, item_where = _item(base, base_where, number)
                 result, result_where = item_step(item, item_where, tracker)
@@ -260,11 +272,11 @@ def _step(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -
 
         return either
     if kind == "and_expression":
-        left_node = children[0]
+        left_value = _evaluator(visit, children[0])
         right_step = _compile(children[1], visit, cache)
 
         def both(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
-            left = visit(left_node, value)
+            left = left_value(value)
             if not _truthy(left):
                 return left, tracker._known(left, None)
             value, where = right_step(value, where, tracker)
@@ -295,11 +307,72 @@ def _step(node: dict[str, Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -
 
         return select_list
 
+    evaluate = _evaluator(visit, node)
+
     def computed(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
-        result = visit(node, value)
+        result = evaluate(value)
         return result, tracker._known(result, own(result))
 
     return computed
+
+
+def _first_of_filter(children: list[Any]) -> bool:
+    """Is a pipe `xs[?test] | [0]` or `xs[?test] | [0].a.b` (the commonest `at:`: the first
+    container that sets a variable, the first GPU pod)?"""
+    left, right = children
+    if left.get("type") != "filter_projection" or left["children"][0].get("type") == "multi_select_list" \
+            or left["children"][1].get("type") != "identity":
+        return False
+    first: dict[str, Any] = {}
+    rest: list[Any] = []
+    if right.get("type") == "index_expression":
+        first = right
+    elif right.get("type") == "subexpression":
+        first, rest = right["children"][0], right["children"][1:]
+    return (first.get("type") == "index_expression" and [c.get("type") for c in first["children"]] == ["identity", "index"]
+            and first["children"][1].get("value") == 0 and all(c.get("type") == "field" for c in rest))
+
+
+def _first_kept(children: list[Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -> Step:
+    """`xs[?test] | [0].a.b` as the steps `project`, `[0]` and the fields give it, in one: every
+    item is tested (a test that raises fails the `at:` as before), and only the first item kept
+    is placed, since `[0]` reads no other (tests/test_locate_tracker.py holds it to the steps)."""
+    left, right = children
+    base_step = _compile(left["children"][0], visit, cache)
+    test = _evaluator(visit, left["children"][2])
+    fields = tuple(_compile(child, visit, cache) for child in (
+        right["children"][1:] if right.get("type") == "subexpression" else ()))
+
+    def first_kept(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
+        base, base_where = base_step(value, where, tracker)
+        if not isinstance(base, list):
+            return None, None  # what [0] and the fields give for nothing
+        first: Any = None
+        found = False
+        for number, item in enumerate(base):
+            if not _truthy(test(item)):
+                continue
+            if found or item is None:  # placed only the first (a null item is not kept)
+                continue
+            found = True
+            first, first_where = _item(base, base_where, number)
+            first_where = tracker._known(first, first_where if first_where is not None else own(first))
+        if not found:
+            return None, None
+        # [0] of the kept items: its place, as _item and index give it
+        where = tracker._known(first, first_where if first_where is not None else own(first))
+        value = first
+        if where is None and isinstance(value, dict):
+            where = tracker._known(value, where)  # the end of `[0]`'s chain
+        for step in fields:
+            value, where = step(value, where, tracker)
+        if fields and where is None and isinstance(value, dict):
+            where = tracker._known(value, where)  # the end of the fields' chain
+        if where is not None or not isinstance(value, dict):
+            return value, where
+        return value, tracker._known(value, where)
+
+    return first_kept
 
 
 def _filter_selected(children: list[Any], visit: Any, cache: dict[int, tuple[Any, Any]]) -> Step:
@@ -309,19 +382,21 @@ def _filter_selected(children: list[Any], visit: Any, cache: dict[int, tuple[Any
     parts = children[0]["children"]
     part_steps = tuple(_compile(part, visit, cache) for part in parts)
     item_step = _compile(children[1], visit, cache)
-    condition = children[2]
-    tests = tuple(_selected_test(part, condition) for part in parts)
+    condition = _evaluator(visit, children[2])
+    tests = tuple(_selected_test(part, children[2]) for part in parts)
+    checks = tuple(_evaluator(visit, test) if test is not None else None for test in tests)
+    entries = tuple(_evaluator(visit, part) for part in parts)
 
     def project_selected(value: Any, where: Where, tracker: Tracker) -> tuple[Any, Where]:
         if value is None:
             return None, None
         values: list[Any] = []
         places: list[Where] = []
-        for part, step, test in zip(parts, part_steps, tests, strict=True):
-            if test is not None:  # the one entry the filter reads, not the whole object
-                if not _truthy(visit(test, value)):
+        for step, check, part in zip(part_steps, checks, entries, strict=True):
+            if check is not None:  # the one entry the filter reads, not the whole object
+                if not _truthy(check(value)):
                     continue
-            elif not _truthy(visit(condition, visit(part, value))):
+            elif not _truthy(condition(part(value))):
                 continue
             item, item_where = step(value, where, tracker)
             result, result_where = item_step(item, item_where if item_where is not None else own(item), tracker)
