@@ -1,6 +1,6 @@
 """The run's own flow around evaluation (issue 17), stage by stage, in one process.
 
-    python bench/flow_stage.py bench/out/stream-10k.yaml [ROUNDS]
+    python -P bench/flow_stage.py bench/out/stream-10k.yaml [ROUNDS] [OTHER_ROOT]
 
 Lints the file once (as `--format json --jobs 1` does), keeping the workloads the run queued
 (with their rules), the resources it took and the findings it stored. Then, ROUNDS times each,
@@ -8,30 +8,34 @@ alternated: `spill` queues every workload in a fresh `PendingWorkloads` (the str
 most are spilled) and reads them all back; `take` re-reads the suppressions and chart notes of
 every resource; `store` adds the findings to a tallied sorted store and reads it once; `json`
 writes the JSON report through cli/common.write to /dev/null. Prints the median CPU seconds
-of each. It uses only names main has too, so the same script measures another version of the
-code given on PYTHONPATH (alternate them).
+of each. With OTHER_ROOT (a checkout or a `git archive` of one), that version's package is
+loaded beside this one under another name (as bench/ab_lint.py does) and each stage is timed
+with both, alternated, in one process: on a shared machine, the fair comparison.
 """
 
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import statistics
 import sys
+import tempfile
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
-def main() -> None:
-    from kubegap_lint.cli import common
-    from kubegap_lint.config.settings import Settings
-    from kubegap_lint.core.model import Finding
-    from kubegap_lint.engine import run as engine_run
-    from kubegap_lint.input import stream
-    from kubegap_lint.report.formats import ReportOptions, render
-    from kubegap_lint.store.spill import SortedSpill
+def stages(package: str, path: str) -> dict[str, Callable[[], None]]:
+    """The stages of one version of the package, over what its own lint of path queued."""
+    def module(name: str) -> Any:
+        return importlib.import_module(f"{package}.{name}")
 
-    path, rounds = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    common, engine_run, stream = module("cli.common"), module("engine.run"), module("input.stream")
+    Settings, Finding = module("config.settings").Settings, module("core.model").Finding
+    formats, SortedSpill = module("report.formats"), module("store.spill").SortedSpill
+    ReportOptions, render = formats.ReportOptions, formats.render
     queued: list[tuple[Any, Any]] = []
     arrived: list[Any] = []
     resources: list[Any] = []
@@ -63,7 +67,6 @@ def main() -> None:
         stream.PendingWorkloads.add = queue  # type: ignore[method-assign]
         SortedSpill.add = added  # type: ignore[method-assign]
         engine_run._Run.take = take  # type: ignore[method-assign]
-    gc.disable()  # as a run has it (run.collector_paused)
 
     def spill() -> None:
         pending = stream.PendingWorkloads()
@@ -73,9 +76,7 @@ def main() -> None:
             pass
 
     def takes() -> None:
-        from kubegap_lint.helm.mapping import TemplateMapper
-        from kubegap_lint.suppress.suppressor import Suppressor
-
+        TemplateMapper, Suppressor = module("helm.mapping").TemplateMapper, module("suppress.suppressor").Suppressor
         suppressor = Suppressor(linter)
         mapper = TemplateMapper(linter.settings.chart_dirs, linter.template_places)
         for resource in resources:
@@ -94,17 +95,33 @@ def main() -> None:
         result._tally = None
         common.write(render("json", result, ReportOptions(params=linter.params)).pieces, os.devnull)
 
-    stages = {"spill": spill, "take": takes, "store": store, "json": report}
-    times: dict[str, list[float]] = {name: [] for name in stages}
-    for _ in range(rounds):
-        for name, stage in stages.items():
-            gc.collect()
-            start = time.process_time()
-            stage()
-            times[name].append(time.process_time() - start)
-    print(f"{len(queued)} workloads queued, {len(arrived)} findings stored, {len(resources)} resources")
-    for name, spent in times.items():
-        print(f"{name:8} {statistics.median(spent):7.3f} CPU s  runs: {' '.join(f'{t:.3f}' for t in spent)}")
+    print(f"{package}: {len(queued)} workloads queued, {len(arrived)} findings stored, {len(resources)} resources")
+    return {"spill": spill, "take": takes, "store": store, "json": report}
+
+
+def main() -> None:
+    path, rounds = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    with tempfile.TemporaryDirectory() as folder:
+        versions = {"this": stages("kubegap_lint", path)}
+        if len(sys.argv) > 3:
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from ab_lint import _renamed_copy
+
+            _renamed_copy(Path(sys.argv[3]).resolve(), Path(folder), "kgother")
+            sys.path.insert(0, folder)
+            versions["other"] = stages("kgother", path)
+        gc.disable()  # as a run has it (run.collector_paused)
+        times: dict[tuple[str, str], list[float]] = {(version, name): [] for version in versions for name in versions[version]}
+        for number in range(rounds):
+            order = list(versions) if number % 2 == 0 else list(reversed(versions))
+            for name in versions["this"]:
+                for version in order:
+                    gc.collect()
+                    start = time.process_time()
+                    versions[version][name]()
+                    times[version, name].append(time.process_time() - start)
+    for (version, name), spent in times.items():
+        print(f"{version:5} {name:6} {statistics.median(spent):7.3f} CPU s  runs: {' '.join(f'{t:.3f}' for t in spent)}")
 
 
 if __name__ == "__main__":
