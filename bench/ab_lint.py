@@ -1,7 +1,7 @@
 """Two versions of the whole lint in one process, alternated (issue 17): this checkout's
 package against another checkout's, for a CPU comparison on a shared, noisy machine.
 
-    python -P bench/ab_lint.py OTHER_ROOT FILE [ROUNDS]
+    python -P bench/ab_lint.py OTHER_ROOT FILE [ROUNDS] [--json]
 
 OTHER_ROOT is a checkout (or a `git archive` of one) with `kubegap_lint/`, `policies/` and
 `schemas/`. Its package is copied to a temporary folder under another name (every
@@ -10,7 +10,9 @@ once with each version (`Linter.lint_paths`, findings read, no report written), 
 swapped every round, and prints the CPU seconds. Each version's Linter (catalog, kind table)
 is made once. The two share the interpreter, its warm caches and the machine's load at that
 moment, which separate processes one after the other do not; compare the medians and the
-round-by-round ratios. Set KUBEGAP_LINT_CACHE_DIR to a folder of its own.
+round-by-round ratios. Set KUBEGAP_LINT_CACHE_DIR to a folder of its own. With `--json`, each
+lint also writes its JSON report (as `--format json` does: formats.render, cli/common.write) to
+the null device, counted in its time.
 """
 
 from __future__ import annotations
@@ -43,9 +45,20 @@ def _linter(package: str) -> Any:
     return run.Linter(settings.Settings())
 
 
+def _json_report(package: str, linter: Any, result: Any) -> int:
+    import os
+
+    common = importlib.import_module(f"{package}.cli.common")
+    formats = importlib.import_module(f"{package}.report.formats")
+    common.write(formats.render("json", result, formats.ReportOptions(params=linter.params)).pieces, os.devnull)
+    return sum(result.tally().by_severity.values())
+
+
 def main() -> None:
-    other, path = Path(sys.argv[1]).resolve(), sys.argv[2]
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 4
+    report = "--json" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--json"]
+    other, path = Path(args[0]).resolve(), args[1]
+    rounds = int(args[2]) if len(args) > 2 else 4
     with tempfile.TemporaryDirectory() as folder:
         _renamed_copy(other, Path(folder), "kgother")
         sys.path[:0] = [folder, str(_HERE)]
@@ -57,7 +70,10 @@ def main() -> None:
                 gc.collect()
                 start = time.process_time()
                 result = linters[name].lint_paths([path])
-                found[name] = sum(1 for _ in result.iter_findings())
+                if report:
+                    found[name] = _json_report("kgother" if name == "other" else "kubegap_lint", linters[name], result)
+                else:
+                    found[name] = sum(1 for _ in result.iter_findings())
                 times[name].append(time.process_time() - start)
                 del result
             print(f"round {number}: other {times['other'][-1]:.2f} this {times['this'][-1]:.2f} CPU s", flush=True)

@@ -78,6 +78,20 @@ def test_one_writer_remembers_only_what_is_the_same(found: list[Finding]) -> Non
             assert writer.write(finding, newline) == indented(finding_dict(finding, INCIDENTS), newline)
 
 
+def test_findings_that_share_one_resource_object_are_written_as_their_dicts() -> None:
+    # Findings read back from one pickled batch share their resource object: the writer knows it
+    # by identity, and still writes another resource (equal or not) and another indent anew.
+    shared = ResourceRef("Job", "train", "ml", "batch/v1")
+    refs = [shared, shared, ResourceRef("Job", "train", "ml", "batch/v1"), ResourceRef("Job", "eval", "ml", "batch/v1"),
+            shared, ResourceRef("Job", "train", None, "batch/v1"), shared]
+    writer = FindingWriter(INCIDENTS)
+    for number, ref in enumerate(refs):
+        finding = Finding("KG201", "training-checkpoint-volume", Severity.ERROR, f"m{number}",
+                          Location("a.yaml", number + 1, 3), ref, approximate=number % 2 == 0)
+        for newline in ("\n    ", "\n", "\n    "):
+            assert writer.write(finding, newline) == indented(finding_dict(finding, INCIDENTS), newline)
+
+
 def test_one_writer_writes_the_examples_report(linter_factory) -> None:
     linter = linter_factory()
     result = linter.lint_paths([str(REPO / "examples")])

@@ -46,6 +46,28 @@ def test_many_runs_are_merged_into_one(monkeypatch: pytest.MonkeyPatch) -> None:
     assert list(store) == sorted(numbers)
 
 
+def test_runs_in_key_order_are_read_one_after_the_other(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Items that arrive nearly in order (findings in input order): runs that follow each other
+    # are chained, ties included (a later run's first key equal to an earlier run's last);
+    # one run out of order makes it a merge again. Both read as one stable sort.
+    merged: list[int] = []
+    real_merge = spill.heapq.merge
+
+    def merge(*sources: Any, key: Any) -> Any:
+        merged.append(len(sources))
+        return real_merge(*sources, key=key)
+
+    monkeypatch.setattr(spill.heapq, "merge", merge)
+    ordered = [(n // 3, n) for n in range(20)]  # ties across the runs' edges (limit 4)
+    store: SortedSpill[tuple[int, int]] = SortedSpill(lambda item: item[0], limit=4)
+    store.extend(ordered)
+    assert len(store.runs) == 5 and list(store) == ordered and merged == []
+    late = [*ordered, (2, -1)]  # its key falls inside the runs already written
+    store = SortedSpill(lambda item: item[0], limit=4)
+    store.extend(late)
+    assert list(store) == sorted(late, key=lambda item: item[0]) and merged == [6]
+
+
 def test_a_store_counts_what_is_added_as_its_tally_names() -> None:
     store: SortedSpill[tuple[int, str]] = SortedSpill(lambda item: item[0], limit=2, tally=lambda item: item[1])
     store.extend([(3, "a"), (1, "b"), (2, "a"), (0, "a")])

@@ -424,6 +424,10 @@ class _Run:
         from kubegap_lint.engine.evaluate import key_path_of  # not without workloads
 
         document = _document(resource)
+        add, mapper, suppressor = self.findings.add, self.templates, self.suppressor
+        # Every suppression is known by now (all the input was taken before any workload is
+        # evaluated): when there is none, apply would give each finding back as it is.
+        suppressing = suppressor.suppresses()
         for policy, outcome in self.plan.evaluate(view, resource):
             if isinstance(outcome, Exception):  # a policy met data it cannot handle: say so, go on
                 self.errors.append(InputError(
@@ -434,8 +438,9 @@ class _Run:
                 ))
                 continue
             for finding in outcome:
-                mapped = self.templates.map(finding, lambda f: key_path_of(resource, f), document)
-                self.findings.add(self.suppressor.apply(mapped, resource))
+                if finding.template is not None:  # map gives the others back as they are
+                    finding = mapper.map(finding, lambda f: key_path_of(resource, f), document)
+                add(suppressor.apply(finding, resource) if suppressing else finding)
 
     def result(self, stats: ReadStats) -> LintResult:
         if self.index.on_disk:

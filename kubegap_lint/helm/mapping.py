@@ -182,6 +182,11 @@ class TemplateMapper:
         # Is a finding's path a file? Asked once a path a run (every finding of a rendered
         # stream asks it): the run reads its inputs, it does not expect them to come and go.
         self._is_file: dict[str, bool] = {}
+        # (rendered path, `# Source:`) pairs whose findings stay as they are: no marked render
+        # of the path, no chart holding the template, and the fallback keeps the place (the
+        # path is a file, or no chart of that name is found). Every finding of such a stream
+        # asks, and nothing of this changes during a run.
+        self._as_is: set[tuple[str, str]] = set()
 
     def note(self, resource: Resource) -> None:
         if resource.helm_source is not None:
@@ -214,6 +219,8 @@ class TemplateMapper:
         rendered."""
         if finding.template is None or finding.rendered_location:
             return finding
+        if (finding.location.path, finding.template) in self._as_is:
+            return finding
         marked = self.places.get(finding.location.path) if self.places else None
         place = marked.get(finding.location.line) if marked else None
         if place is not None and finding.resource is not None:
@@ -224,7 +231,10 @@ class TemplateMapper:
         path = self._charts.resolve(finding.template)
         text = self._charts.template_text(path) if path else None
         if path is None or text is None or finding.resource is None:
-            return self._fallback(finding, path if text is not None else None)
+            mapped = self._fallback(finding, path if text is not None else None)
+            if path is None and mapped is finding and not marked:
+                self._as_is.add((finding.location.path, finding.template))
+            return mapped
         from kubegap_lint.helm.template_lines import locate  # only once a template is found
         number = finding.document_index or 0
         hook = (finding.location.path, number) in self.hooks

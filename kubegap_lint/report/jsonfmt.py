@@ -122,6 +122,10 @@ class FindingWriter:
         self._evidence: dict[tuple[Any, ...], str] = {}  # evidence, newline -> its text
         self._resource: tuple[Any, ...] = ()  # the last resource's fields and newline, and its text
         self._path: tuple[Any, str] = (None, "")  # the last location path and its text
+        # The last resource object written (a frozen ResourceRef of texts), its newline and text.
+        self._ref: Any = None
+        self._ref_newline = ""
+        self._ref_text = ""
         self._joints: dict[str, tuple[str, ...]] = {}
 
     def _head(self, finding: Finding, newline: str) -> str:
@@ -148,8 +152,11 @@ class FindingWriter:
         return "".join(out)
 
     def _resource_text(self, resource: Any, newline: str) -> str:
+        if resource is self._ref and newline == self._ref_newline:  # the findings of one pickled
+            return self._ref_text  # batch share the object: no fields to compare
         fields = (resource.api_version, resource.kind, resource.namespace, resource.name, newline)
         if self._resource[:-1] == fields:
+            self._ref, self._ref_newline, self._ref_text = resource, newline, self._resource[-1]
             return self._resource[-1]  # type: ignore[no-any-return]
         n1 = newline + "  "
         n2 = n1 + "  "
@@ -159,6 +166,7 @@ class FindingWriter:
         # Kept only for texts and None: a value equal to one of them writes the same.
         if all(f is None or type(f) is str for f in fields):
             self._resource = (*fields, text)
+            self._ref, self._ref_newline, self._ref_text = resource, newline, text
         return text
 
     def write(self, finding: Finding, newline: str = "\n") -> str:
@@ -213,7 +221,8 @@ class FindingWriter:
             out += ["{", n2, '"path": ', scalar(rendered.path, n2),
                     ",", n2, '"line": ', scalar(rendered.line, n2),
                     ",", n2, '"column": ', scalar(rendered.column, n2), n1, "}"]
-        out += [joints[13], scalar(finding.approximate, n1),
+        approximate = finding.approximate
+        out += [joints[13], "false" if approximate is False else "true" if approximate is True else scalar(approximate, n1),
                 joints[14], _escape(fingerprint(finding)),
                 joints[15], evidence,
                 joints[16]]

@@ -5,14 +5,17 @@ would make memory grow with the input, so `SortedSpill` keeps at most `limit` it
 past that it sorts them and writes them, pickled, to an anonymous temporary file (a "run").
 Iterating merges the runs in key order. Ties keep insertion order (each run is stably sorted
 and `heapq.merge` prefers earlier runs), so the result is the same as one stable sort of
-everything: same input, same bytes. The files are private to this process and deleted when
-closed; nothing is written next to the linted files. Without a writable temporary folder the
-items simply stay in memory.
+everything: same input, same bytes. Runs that follow each other in key order (findings arrive
+in input order, so the runs of one stream mostly do) are read one after the other instead:
+the same items in the same order, without a merge's step and key for each item. The files are
+private to this process and deleted when closed; nothing is written next to the linted files.
+Without a writable temporary folder the items simply stay in memory.
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, Generic, TypeVar, cast
@@ -37,6 +40,7 @@ class SortedSpill(Generic[T]):
         self.limit = max(1, SPILL_ITEMS if limit is None else limit)
         self.buffer: list[T] = []
         self.runs: list[IO[bytes]] = []
+        self.bounds: list[tuple[Any, Any]] = []  # each run's first and last key
         self.count = 0
         self.tally = tally
         self.counts: dict[Any, int] | None = None if tally is None else {}
@@ -59,34 +63,52 @@ class SortedSpill(Generic[T]):
             self.add(item)
 
     def _spill(self) -> None:
-        self.buffer.sort(key=self.key)
+        buffer = self.buffer
+        buffer.sort(key=self.key)
         try:
-            self.runs.append(_write_run(self.buffer))
+            self.runs.append(_write_run(buffer))
         except OSError:  # no writable temporary folder (or it is full): hold everything instead
             self.limit = sys.maxsize
             return
+        self.bounds.append((self.key(buffer[0]), self.key(buffer[-1])))
         self.buffer = []
         if len(self.runs) >= MAX_RUNS:
             try:
-                merged = _write_run(heapq.merge(*(_read_run(run) for run in self.runs), key=self.key))
+                merged = _write_run(self._sorted(_read_run(run) for run in self.runs))
             except OSError:
                 return  # the runs stay as they are: merged when read
             for run in self.runs:
                 run.close()
             self.runs = [merged]
+            self.bounds = [(min(first for first, _ in self.bounds), max(last for _, last in self.bounds))]
+
+    def _sorted(self, sources: Iterable[Iterator[T]], bounds: list[tuple[Any, Any]] | None = None) -> Iterator[T]:
+        """The sorted sources (the runs, then the buffer) as one sorted, stable sequence: one
+        after the other when each one's first key is not below the last key before it (the
+        order a merge gives, since it prefers earlier sources on ties), else merged."""
+        bounds = self.bounds if bounds is None else bounds
+        if all(not (after[0] < before[1]) for before, after in zip(bounds, bounds[1:], strict=False)):
+            return itertools.chain.from_iterable(sources)
+        return heapq.merge(*sources, key=self.key)
 
     def __iter__(self) -> Iterator[T]:
         """Every item in key order; may be called again (each call reads the runs afresh)."""
-        self.buffer.sort(key=self.key)
+        buffer = self.buffer
+        buffer.sort(key=self.key)
         if not self.runs:
-            return iter(list(self.buffer))
-        sources = [_read_run(run) for run in self.runs] + [iter(list(self.buffer))]
-        return heapq.merge(*sources, key=self.key)
+            return iter(list(buffer))
+        sources = [_read_run(run) for run in self.runs]
+        bounds = self.bounds
+        if buffer:
+            sources.append(iter(list(buffer)))
+            bounds = [*bounds, (self.key(buffer[0]), self.key(buffer[-1]))]
+        return self._sorted(sources, bounds)
 
     def close(self) -> None:
         for run in self.runs:
             run.close()
         self.runs = []
+        self.bounds = []
         self.buffer = []
 
 

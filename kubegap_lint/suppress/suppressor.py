@@ -401,10 +401,15 @@ class Suppressor:
             key = _resource_key(resource.path, resource.document_index, resource.ref())
             self.by_resource.setdefault(key, []).extend(directives)
 
+    def suppresses(self) -> bool:
+        """Can apply suppress anything with what was collected so far? (No: it gives every
+        finding back as it is.)"""
+        return bool(self.by_line or self.by_resource or self.exemptions)
+
     def apply(self, finding: Finding, resource: Resource | None = None) -> Finding:
         """The finding with the first suppression that covers it recorded (inline, annotation,
         configuration); `resource` is the one it is about, to tell which container a line is in."""
-        if not (self.by_line or self.by_resource or self.exemptions):
+        if not self.suppresses():
             return finding  # the input and the configuration suppress nothing (most runs)
         place = _file_of(finding)
         container = _container_finder(finding, resource, place.line)
