@@ -644,12 +644,14 @@ class Compiler:
                 return None
             collected = []
             for item in items:
-                if type(item) is dict and type(item.get(key)) is fast_type:
+                # Not a dict: _Nothing, whose type (`type`) is never a form's (str or dict).
+                field = item.get(key) if type(item) is dict else _Nothing
+                if type(field) is fast_type:
                     if size:
                         budget.produced += size
                         if budget.produced > budget.limit:
                             budget.over_budget()
-                    if not fast(item.get(key)):
+                    if not fast(field):
                         continue
                 else:
                     kept = condition(item)
