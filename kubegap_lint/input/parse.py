@@ -6,6 +6,11 @@ scalars (plain types keep JMESPath's type checks happy) and records where every 
 is, by key path, in a `PositionIndex`. The walker resolves scalars itself (YAML 1.1 booleans, as Kubernetes' decoder
 does), never constructs tagged objects, detects duplicate keys, applies merge keys, and refuses
 documents whose aliases would expand past a limit.
+
+Composing has two paths with the same output: light nodes built by the C parser itself (fast,
+but it names them in the C extension's private module, so it runs only where a self-check at
+first use sees it work), and ruamel's own nodes from the public parser turned into light
+nodes (portable). tests/test_portability.py holds them to the same documents.
 """
 
 from __future__ import annotations
@@ -265,10 +270,12 @@ def _unresolved(kind: Any, value: Any, implicit: Any) -> None:
 
 
 # What the light parser's `resolve` gives every node without an explicit tag (an explicit
-# tag is a str): `object.__subclasshook__` is a C callable that accepts any arguments and
-# returns NotImplemented, with no Python frame (measured: 1% fewer instructions for the
-# compose than a Python function returning None).
+# tag is a str): a marker no tag can be.
 UNTAGGED: Any = NotImplemented
+
+
+def _untagged(kind: Any, value: Any, implicit: Any) -> Any:
+    return UNTAGGED
 
 
 def _parser_class(light: bool = True) -> type:
@@ -277,20 +284,21 @@ def _parser_class(light: bool = True) -> type:
     as ruamel's own nodes expect (the second parse of a document that fails)."""
     global _PARSER, _PLAIN_PARSER
     if _PARSER is None or _PLAIN_PARSER is None:
-        import _ruamel_yaml  # type: ignore[import-not-found]  # ruamel.yaml.clib's C extension
+        from ruamel.yaml.cyaml import CParser
 
-        class _Parser(_ruamel_yaml.CParser):
+        class _Parser(CParser):  # type: ignore[misc]
             __slots__ = ()  # no instance dict: the parser's own lookups of the hooks below are shorter
-            # Called for every node. `{}.get(parent, index)`, `tuple()` and
-            # `object.__subclasshook__(kind, value, implicit)` are C callables that accept what
-            # the parser passes and do nothing (results unused but the last: UNTAGGED).
-            resolve: Any = object.__subclasshook__
+            # The resolver's hooks, called for every node. `{}.get(parent, index)` and `tuple()`
+            # are C callables that accept what the parser passes and do nothing. (A C callable
+            # standing for `resolve` too, `object.__subclasshook__`, took three arguments up to
+            # Python 3.12 and one from 3.13: only documented signatures here.)
+            resolve = staticmethod(_untagged)  # a static method: no bound method a call
             descend_resolver: Any = {}.get
             ascend_resolver = tuple
 
         class _PlainParser(_Parser):
             __slots__ = ()
-            resolve = staticmethod(_unresolved)  # a static method: no bound method a call
+            resolve = staticmethod(_unresolved)
 
         _PARSER, _PLAIN_PARSER = _Parser, _PlainParser
     return _PARSER if light else _PLAIN_PARSER
@@ -327,22 +335,116 @@ class _MappingNode(_SequenceNode):
     __slots__ = ()
 
 
-def _compose(text: str) -> Any:
-    """The document's root node (light nodes), or None for an empty document."""
-    import _ruamel_yaml
-
-    module: Any = _ruamel_yaml
+def _compose_light(text: str) -> Any:
+    """The fast path: the C parser builds light nodes while `ScalarNode`, `SequenceNode` and
+    `MappingNode` of its module name the light ones. This assigns to a private module's
+    attributes, so it is used only where `light_nodes_take_effect` saw it work. Raises what
+    the parser raises."""
+    module = _c_module()
+    if module is None:
+        raise RuntimeError("the C parser's module is not known")
     saved = (module.ScalarNode, module.SequenceNode, module.MappingNode)
     module.ScalarNode, module.SequenceNode, module.MappingNode = _scalar_node, _SequenceNode, _MappingNode
     try:
         return _parser_class()(text).get_single_node()
-    except Exception:
-        pass
     finally:
         module.ScalarNode, module.SequenceNode, module.MappingNode = saved
-    # A fault: parse again with ruamel's own nodes, whose error (some read a node's start mark,
-    # which a light scalar does not have) is the one to report.
-    return _parser_class(light=False)(text).get_single_node()
+
+
+def _c_module() -> Any:
+    """The C extension module whose node classes the C parser calls, or None when it cannot
+    be told (another packaging of ruamel.yaml.clib): then the portable path serves."""
+    import sys
+
+    from ruamel.yaml.cyaml import CParser
+
+    module = sys.modules.get(CParser.__module__) or sys.modules.get("_ruamel_yaml")
+    if module is None or not all(hasattr(module, name) for name in ("ScalarNode", "SequenceNode", "MappingNode")):
+        return None
+    return module
+
+
+def _compose_public(text: str) -> Any:
+    """The portable path: ruamel's own nodes, from its public C parser (tags left unresolved
+    by the same subclass), turned into light nodes, so the walker and its output are the same."""
+    root = _parser_class(light=False)(text).get_single_node()
+    return None if root is None else _lighten(root)
+
+
+def _lighten(root: Any) -> Any:
+    """Light nodes for a graph of ruamel's nodes: a scalar becomes the tuple the fast path
+    builds, a collection a `_SequenceNode` or `_MappingNode`. A node met twice (an alias)
+    becomes one light node, as the fast path shares it. Iterative: depth is never a limit."""
+    from ruamel.yaml.nodes import MappingNode, ScalarNode
+
+    def scalar(node: Any) -> tuple[Any, ...]:
+        suffix = node.ctag.suffix  # the tag as the parser gave it; None when untagged
+        return (UNTAGGED if suffix is None else suffix, node.value, node.start_mark, node.end_mark, node.style)
+
+    made: dict[int, Any] = {}
+
+    def light(node: Any, pending: list[tuple[Any, Any]]) -> Any:
+        known = made.get(id(node))
+        if known is not None:
+            return known
+        if type(node) is ScalarNode:
+            new: Any = scalar(node)
+        else:
+            kind = _MappingNode if type(node) is MappingNode else _SequenceNode
+            new = kind(None, [], node.start_mark, node.end_mark, node.flow_style)
+            pending.append((node, new))
+        made[id(node)] = new
+        return new
+
+    pending: list[tuple[Any, Any]] = []
+    result = light(root, pending)
+    while pending:
+        node, new = pending.pop()
+        if type(new) is _MappingNode:
+            new.value = [(light(key, pending), light(value, pending)) for key, value in node.value]
+        else:
+            new.value = [light(item, pending) for item in node.value]
+    return result
+
+
+def light_nodes_take_effect() -> bool:
+    """Whether the fast path builds light nodes on this Python and ruamel.yaml.clib: a tiny
+    document composed both ways must give the same light graph. Checked once a process."""
+    global _FAST
+    if _FAST is None:
+        sample = "a: [b, {c: !t d}]\n'e': &f g\nh: *f\n"
+        try:
+            fast, public = _compose_light(sample), _compose_public(sample)
+            _FAST = _shape(fast) == _shape(public)
+        except Exception:  # the fast path broke in another way: the portable path serves
+            _FAST = False
+    return _FAST
+
+
+_FAST: bool | None = None
+
+
+def _shape(node: Any) -> Any:
+    """A light node graph as comparable data (types, tags, values, marks); small inputs only."""
+    if type(node) is tuple:
+        tag, value, start, end, style = node
+        return ("scalar", tag, value, start.line, start.column, end.line, end.column, style)
+    if type(node) is _MappingNode:
+        return ("map", node.flow_style, node.start_mark.line, node.end_mark.line,
+                [(_shape(k), _shape(v)) for k, v in node.value])
+    if type(node) is _SequenceNode:
+        return ("seq", node.flow_style, node.start_mark.line, node.end_mark.line, [_shape(i) for i in node.value])
+    return ("other", type(node).__name__)
+
+
+def _compose(text: str) -> Any:
+    """The document's root node (light nodes), or None for an empty document."""
+    if light_nodes_take_effect():
+        try:
+            return _compose_light(text)
+        except Exception:  # a fault: the portable path meets it again, and its error (some
+            pass           # read a node's start mark, which a light scalar has not) is reported
+    return _compose_public(text)
 
 
 def _tag_text(tag: str) -> str:
