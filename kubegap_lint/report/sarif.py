@@ -41,14 +41,23 @@ from kubegap_lint.suppress.fingerprint import fingerprint
 REPOSITORY_URL = "https://github.com/kubegap/kubegap-lint"
 # The rules reference of another place or version (the Action sets it to the ref that ran).
 DOCS_URL_ENV = "KUBEGAP_LINT_DOCS_URL"
+# The branch GitHub shows by default: the docs of every build not made from a release tag.
+DEFAULT_BRANCH = "main"
+
+
+def docs_ref() -> str:
+    """The git ref whose docs a help link names: the release tag in a released build (it exists:
+    the release workflow built from it), else the default branch. Offline, so the build says."""
+    import kubegap_lint
+
+    return f"v{kubegap_lint.__version__}" if kubegap_lint.RELEASED else DEFAULT_BRANCH
 
 
 def rules_doc_url() -> str:
-    """docs/rules.md as of the version that ran (its release tag), unless KUBEGAP_LINT_DOCS_URL
-    names another: a fork, a mirror, the commit an Action ran at."""
-    from kubegap_lint import __version__
+    """docs/rules.md at docs_ref(), unless KUBEGAP_LINT_DOCS_URL names another: a fork, a
+    mirror, the commit an Action ran at."""
+    return os.environ.get(DOCS_URL_ENV, "").strip() or f"{REPOSITORY_URL}/blob/{docs_ref()}/docs/rules.md"
 
-    return os.environ.get(DOCS_URL_ENV, "").strip() or f"{REPOSITORY_URL}/blob/v{__version__}/docs/rules.md"
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
