@@ -1217,14 +1217,6 @@ def _get(value: Any, key: str) -> Any:
         return None
 
 
-def _spend(budget: Any, count: int) -> None:
-    """Count `count` values a node built against the search's bound (one call a node, not a
-    value: the bound is issue 19's MAX_VALUES, stopped as the bounded interpreter stops it)."""
-    budget.produced += count
-    if budget.produced > budget.limit:
-        budget.over_budget()
-
-
 def _collect(step: Evaluator, items: Iterable[Any], budget: Any) -> list[Any]:
     """Each item through step, nulls left out: what every projection returns, counted."""
     collected = []

@@ -184,10 +184,6 @@ class PolicyFunctions(jmespath.functions.Functions):
         return mapping.get(key)
 
 
-FUNCTION_NAMES = ("param", "match", "quantity", "contains_any", "starts_with_any",
-                  "covering_mount", "closest", "has", "items", "known_name", "lookup")
-
-
 class PolicyInterpreter:
     """Evaluates compiled policy expressions, with one JMESPath interpreter for a whole run.
 

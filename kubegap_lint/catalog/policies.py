@@ -127,14 +127,6 @@ class Catalog:
     incidents: dict[str, Incident]
     params: dict[str, Any]
 
-    def by_key(self) -> dict[str, Policy]:
-        """Policies by id and by name, for selection and suppression."""
-        table: dict[str, Policy] = {}
-        for policy in self.policies:
-            table[policy.id] = policy
-            table[policy.name] = policy
-        return table
-
     def find(self, key: str) -> Policy | None:
         key = key.strip()
         for policy in self.policies:

@@ -16,7 +16,6 @@ from kubegap_lint.core.record import field, record
 
 if TYPE_CHECKING:
     from kubegap_lint.config.settings import ChartRender
-    from kubegap_lint.core.model import InputError
     from kubegap_lint.input.sources import Source
 
 
@@ -153,14 +152,6 @@ def charts_of(paths: list[str]) -> list[str]:
 def _relative(path: str) -> str:
     relative = os.path.relpath(path)
     return path if relative.startswith("..") else relative
-
-
-def without_chart_templates(paths: list[str], excludes: list[str]) -> tuple[list[Source], list[InputError]]:
-    """Sources and errors as `sources.discover` finds them, less the files of chart templates."""
-    from kubegap_lint.input.sources import discover
-
-    sources, errors = discover(paths, excludes)
-    return [s for s in sources if s.fs_path is None or not in_chart_templates(s.fs_path)], errors
 
 
 def in_chart_templates(path: str) -> bool:

@@ -55,13 +55,6 @@ def _nearest_git(folder: str) -> tuple[str | None, bool]:
                 same_device = False
 
 
-def _no_repository_above(folder: str) -> bool:
-    """Neither the folder nor a parent holds `.git`, and no variable points git elsewhere."""
-    if any(os.environ.get(name) for name in _DISCOVERY_VARIABLES):
-        return False
-    return _nearest_git(folder)[0] is None
-
-
 def top_level(path: str) -> str | None:
     """The real path of the work tree's top level that holds `path` (a folder, or a file's
     folder), or None."""
@@ -105,11 +98,3 @@ def work_tree_files(top: str) -> list[str]:
         return []
     names = {name.decode("utf-8", "surrogateescape") for name in out.split(b"\0") if name}
     return sorted(names)
-
-
-def relative_to_top(path: str, top: str) -> str | None:
-    """`path` relative to `top` with forward slashes, or None when it is not below it."""
-    real = os.path.realpath(path)
-    if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
-        return None
-    return os.path.relpath(real, top).replace(os.sep, "/")

@@ -29,7 +29,6 @@ BLOCK_BYTES = 1 << 16
 # cost of parsing them again). Small, so memory stays low (1k stream: peak ~36 MB with this
 # budget, ~50 MB with 1 Mi characters), yet a run of a few workloads never serialises any.
 RETAIN_CHARS = 64 * 1024
-STDIN_SPOOL_BYTES = 16 * 1024 * 1024
 
 
 def source_lines(handle: IO[bytes], bad_lines: list[int], max_line_chars: int | None = None) -> Iterator[str]:

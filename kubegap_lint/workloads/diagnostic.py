@@ -128,11 +128,6 @@ def container_is_diagnostic(command: Sequence[str], args: Sequence[str], image: 
     return any(_matches(name, programs) for name in image_programs(image))
 
 
-def container_follows(command: list[str]) -> bool:
-    """The container only serves another pod (an MPI worker's sshd)."""
-    return bool(command) and _program(command[0]) in _FOLLOWERS
-
-
 def _runs_script(word: str) -> bool:
     """A shell's short option that takes `-c` (`-c`, `-ec`, `-lc`), not a long one."""
     return word[:1] == "-" and word[:2] != "--" and "c" in word.lstrip("-")

@@ -182,11 +182,6 @@ class InputIndex:
         """Whether a KServe LocalModelCache in the input caches this storage URI on the nodes."""
         return self.facts.has("modelcache", (uri,))
 
-    def claim_exists(self, namespace: str | None, name: str) -> bool:
-        if self.facts.has("claim", (namespace, name)) or self.facts.has("claim", (None, name)):
-            return True
-        return namespace is None and self.facts.has("first", ("PersistentVolumeClaim", name))
-
     def device_claim(self, kind: str, namespace: str | None, name: str) -> list[tuple[str, Any]] | None:
         found = self.facts.get("device", (kind, namespace, name))
         if found is None:

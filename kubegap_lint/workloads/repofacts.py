@@ -41,10 +41,6 @@ class RepoContext:
             for record in records:
                 index.add_record(record, path)
 
-    @property
-    def fact_count(self) -> int:
-        return sum(len(records) for _, records in self.files)
-
 
 def repository_context(paths: Iterable[str], sources: list[Source], excludes: list[str],
                        skip: Callable[[str], bool] | None = None) -> RepoContext | None:
