@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kubegap_lint.core.safefile import read_regular
+from kubegap_lint.helm.chartcopy import MAX_FILE_BYTES, copy_chart
 from kubegap_lint.helm.template_lines import CONTROL_WORDS, action_bodies, trimmed_body
 
 if TYPE_CHECKING:
@@ -108,11 +110,13 @@ def _template_files(chart_dir: str) -> Iterator[str]:
                 yield os.path.join(relative, name)
 
 
-def marked_copy(chart_dir: str, scratch: str) -> tuple[str, dict[int, str]]:
-    """A marked copy of a chart folder in `scratch`; the marked files by id (their real paths).
-    Archived subcharts are copied as they are (their files are in no repository)."""
+def marked_copy(chart_dir: str, scratch: str, shown: str | None = None) -> tuple[str, dict[int, str]]:
+    """A marked copy of a chart folder in `scratch`, made as Helm reads the chart (chartcopy.py:
+    no link out of it, `.helmignore` honoured, bounded); the marked files by id, as paths below
+    `shown` (the chart folder findings name), else below chart_dir. Archived subcharts are
+    copied as they are (their files are in no repository)."""
     copy = os.path.join(scratch, os.path.basename(os.path.normpath(chart_dir)) or "chart")
-    shutil.copytree(chart_dir, copy, symlinks=False, ignore=shutil.ignore_patterns(".git"))
+    copy_chart(chart_dir, copy)  # what it refuses, the plain render's copy reported
     files: dict[int, str] = {}
     for number, relative in enumerate(_template_files(copy)):
         target = os.path.join(copy, relative)
@@ -123,7 +127,7 @@ def marked_copy(chart_dir: str, scratch: str) -> tuple[str, dict[int, str]]:
             continue
         with open(target, "w", encoding="utf-8", newline="") as handle:
             handle.write(mark_template(text, number, os.path.basename(relative).startswith("_")))
-        files[number] = os.path.join(chart_dir, relative)
+        files[number] = os.path.join(shown or chart_dir, relative)
     return copy, files
 
 
@@ -210,9 +214,8 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str],
 
     def text_of(path: str) -> list[str]:
         if path not in texts:
-            try:
-                with open(path, encoding="utf-8") as handle:
-                    texts[path] = handle.read().split("\n")
+            try:  # a regular file, bounded (the chart's file may have changed since it was copied)
+                texts[path] = read_regular(path, MAX_FILE_BYTES).decode("utf-8").split("\n")
             except (OSError, UnicodeDecodeError):
                 texts[path] = []
         return texts[path]
@@ -256,9 +259,10 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str],
     return table
 
 
-def exact_lines(chart: str, options: RenderOptions, plain_text: str) -> dict[int, Place]:
-    """Template places by rendered line for a chart folder rendered in-process; {} when the
-    chart cannot be marked (an archive, a marked render that fails or disagrees)."""
+def exact_lines(chart: str, options: RenderOptions, plain_text: str, shown: str | None = None) -> dict[int, Place]:
+    """Template places by rendered line for a chart folder rendered in-process (`chart` may be
+    its checked copy, `shown` then the folder findings name); {} when the chart cannot be
+    marked (an archive, a marked render that fails or disagrees)."""
     from kubegap_lint.core.tempdir import scratch_folder
     from kubegap_lint.helm.render import HelmError
     from kubegap_lint.helm.sdk import render, set_values
@@ -268,9 +272,9 @@ def exact_lines(chart: str, options: RenderOptions, plain_text: str) -> dict[int
         return {}
     try:
         with scratch_folder("marked-") as scratch:
-            copy, files = marked_copy(chart, scratch)  # archived subcharts stay as they are: unmarked
+            copy, files = marked_copy(chart, scratch, shown)  # archived subcharts stay as they are: unmarked
             marked_text = render(copy, options)
-            values = ValuesIndex(chart, options, set_values(options))
+            values = ValuesIndex(shown or chart, options, set_values(options))
     except (HelmError, OSError, shutil.Error):
         return {}
     return positions(plain_text, marked_text, files, values)
