@@ -165,3 +165,25 @@ def test_set_file_of_special_files_is_an_error_for_that_chart(repo: Path) -> Non
         assert proc.returncode == 2 and SECRET.encode() not in proc.stdout
         (error,) = document["errors"]
         assert error["path"] == "c" and f"--set-file x={target}: {target} cannot be read:" in error["message"]
+
+
+def test_mapping_a_long_line_of_list_dashes_is_linear() -> None:
+    """The key check of exact-line mapping backtracked over every split of a run of `- `
+    (65 s for 80 KB); 200 KB must take well under a second on any machine."""
+    from kubegap_lint.helm.marked import _literal_key
+
+    dashes = "- " * 100_000
+    started = time.monotonic()
+    assert _literal_key(f"{dashes}x: {{{{ .Values.x }}}}", f"{dashes}x: 1", "x") is True
+    assert _literal_key(dashes, dashes + "x", "x") is False
+    assert _literal_key("x" + " " * 200_000 + ": {{ .x }}", "x" + " " * 200_000 + ": 1", "x") is True
+    assert time.monotonic() - started < 5
+
+
+def test_a_chart_rendering_lists_nested_past_the_parser_is_kg007_not_an_internal_error(repo: Path) -> None:
+    chart = _chart(repo)
+    (chart / "templates" / "deep.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\ndata:\n  x:\n" + "  " + "- " * 40_000 + "x\n")
+    document = _json(run_cli("lint", ".", "--format", "json", cwd=repo, env=ENV))
+    assert ("KG007", "c/templates/deep.yaml") in {(f["rule"], f["location"]["path"]) for f in document["findings"]}
+    assert "KG103" in {f["rule"] for f in document["findings"]}  # the chart's other document is linted
