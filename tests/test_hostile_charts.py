@@ -187,3 +187,20 @@ def test_a_chart_rendering_lists_nested_past_the_parser_is_kg007_not_an_internal
     document = _json(run_cli("lint", ".", "--format", "json", cwd=repo, env=ENV))
     assert ("KG007", "c/templates/deep.yaml") in {(f["rule"], f["location"]["path"]) for f in document["findings"]}
     assert "KG103" in {f["rule"] for f in document["findings"]}  # the chart's other document is linted
+
+
+def test_a_schema_ref_outside_the_chart_is_refused_never_fetched(repo: Path, tmp_path: Path) -> None:
+    chart = _chart(repo)
+    (tmp_path / "local.json").write_text(json.dumps({"type": "object", "description": SECRET}))
+    (chart / "values.schema.json").write_text(json.dumps({
+        "type": "object", "properties": {
+            "a": {"$ref": "http://127.0.0.1:9/schema.json"},
+            "b": {"$ref": f"file://{tmp_path}/local.json"},
+            "c": {"$ref": "#/definitions/d"}},
+        "definitions": {"d": {"type": "string"}}}))
+    proc = run_cli("lint", ".", "--format", "json", cwd=repo, env=ENV)
+    document = _json(proc)
+    assert SECRET.encode() not in proc.stdout + proc.stderr
+    assert [(e["path"], e["message"]) for e in document["errors"]] == [
+        ("c/Chart.yaml", "chart file values.schema.json: a $ref outside the schema (a URL or another file): not read")]
+    assert "KG103" in {f["rule"] for f in document["findings"]}

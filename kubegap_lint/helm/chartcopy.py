@@ -8,7 +8,8 @@ refusals, each one message for the caller to report at the chart's Chart.yaml:
 
 - a symbolic link whose target is outside the chart folder, or a link loop;
 - anything but a regular file (FIFO, device, socket) and any file of /proc or /sys;
-- a file over MAX_FILE_BYTES, and everything past MAX_CHART_BYTES or MAX_CHART_FILES.
+- a file over MAX_FILE_BYTES, and everything past MAX_CHART_BYTES or MAX_CHART_FILES;
+- a `values.schema.json` with a `$ref` outside itself (no network, no other file).
 
 The copy holds no links: Helm reads only what was checked here. What is refused is left out and
 the rest renders (a template that needed it fails or renders without it).
@@ -35,6 +36,7 @@ MAX_CHART_BYTES = 100 * 1024 * 1024
 MAX_CHART_FILES = 10_000
 MAX_DEPTH = 64  # folders below the chart, links to folders included
 IGNORE_FILE = ".helmignore"
+SCHEMA_FILE = "values.schema.json"
 
 
 @dataclass
@@ -193,12 +195,37 @@ def _copy_file(state: _Copy, real: str, shown: str) -> None:
         state.refused.append(f"{shown}: the chart is over {MAX_CHART_BYTES:,} bytes: this file and the rest not read")
         state.full = True
         return
+    if shown.rsplit("/", 1)[-1] == SCHEMA_FILE and _schema_reaches_out(data):
+        state.refused.append(f"{shown}: a $ref outside the schema (a URL or another file): not read")
+        return
     state.files += 1
     state.bytes += len(data)
     target = os.path.join(state.dest, shown)
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
+
+
+def _schema_reaches_out(data: bytes) -> bool:
+    """A values schema with a `$ref` that is not a pointer into itself (`#/...`): the engine would
+    fetch an http(s) one over the network, and read and quote a `file://` one."""
+    import json
+
+    try:
+        schema = json.loads(data)
+    except (ValueError, RecursionError):
+        return False  # not JSON: the engine reports it
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if ref is not None and not (isinstance(ref, str) and ref.startswith("#")):
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
 
 
 @contextmanager
