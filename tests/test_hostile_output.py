@@ -126,3 +126,21 @@ def test_colour_codes_reach_a_terminal_and_input_escapes_stay_escaped(tmp_path) 
     assert first.startswith(b"\x1b[1ma.yaml:14:5\x1b[0m: \x1b[33m\x1b[1mwarning\x1b[0m KG101"), first
     assert b"Deployment llm-\\x1b[31mred:" in first
     assert b"\\x1b[1m" not in first
+
+
+def test_no_line_starts_with_a_workflow_command_even_after_blanks(tmp_path) -> None:
+    """The runner strips a line's leading blanks before it looks for `::` (issue 35): the
+    estimate lines, and arguments echoed by `explain` and `baseline create`."""
+    import shutil
+
+    from conftest import EXAMPLES
+
+    training = EXAMPLES / "KG401-training-no-restart-budget" / "good-restart-budgets.yaml"
+    shutil.copy(training, tmp_path / "::error::x.yaml")
+    proc = run_cli("--no-config", "--select", "KG201", "::error::x.yaml", cwd=tmp_path)
+    lines = proc.stdout.decode().splitlines()
+    assert any(line.startswith("  \\x3a:error::x.yaml:") for line in lines), lines
+    for args in (("explain", "x\n::error::boom"), ("baseline", "create", "x\n::error::boom")):
+        proc = run_cli(*args, cwd=tmp_path)
+        out = (proc.stdout + proc.stderr).decode().splitlines()
+        assert proc.returncode == 2 and not any(line.lstrip().startswith("::") for line in out), out

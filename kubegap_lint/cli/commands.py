@@ -61,8 +61,10 @@ def baseline_create_command(paths: tuple[str, ...], config_file: str | None, no_
     # The findings a partial `lint` run would give: facts from the rest of the work tree.
     settings.context = repository_context(paths, sources, settings.exclude)
     result = Linter(settings, catalog=catalog).lint_sources(sources, errors)
-    for error in result.errors:
-        click.echo(f"kubegap-lint: {error.display()}", err=True)
+    from kubegap_lint.report.sanitize import safe_text
+
+    for error in result.errors:  # one line each, whatever the path holds
+        click.echo(f"kubegap-lint: {safe_text(error.display())}", err=True)
     write(baseline_pieces(result.iter_findings()), output)
     sys.exit(EXIT_USAGE if result.errors else 0)
 

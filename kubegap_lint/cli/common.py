@@ -13,7 +13,11 @@ EXIT_USAGE = 2
 
 
 def fail(message: str) -> NoReturn:
-    click.echo(f"kubegap-lint: {message}", err=True)
+    """One line on stderr and exit 2; controls and line breaks in the message (an argument
+    `x\n::error::y`) are escaped: no line of ours starts with a workflow command."""
+    from kubegap_lint.report.sanitize import safe_text
+
+    click.echo(f"kubegap-lint: {safe_text(message)}", err=True)
     sys.exit(EXIT_USAGE)
 
 

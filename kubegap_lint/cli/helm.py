@@ -99,6 +99,9 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
                             kube_version, list(api_versions), include_crds)
     # Render flags on the command line win; without any, the configuration's `charts:` entries.
     flags = any((values, sets, set_strings, set_files, release, namespace, kube_version, api_versions, include_crds))
+    from contextlib import ExitStack
+
+    from kubegap_lint.helm.chartcopy import chart_to_render
     from kubegap_lint.helm.marked import exact_lines
 
     rendered: list[tuple[str, str]] = []
@@ -106,19 +109,26 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     errors: list[InputError] = []
     for chart in chosen:
         runs = [(options, None)] if flags else configured(chart, settings.charts)
-        for chart_options, entry in runs:
-            try:
-                text = render(helm, chart, chart_options) if helm else render_in_process(chart, chart_options)
-                shown = (_kept(keep_rendered, chart, text, rendered) if keep_rendered
-                         else shown_name(chart, entry, len(runs)))
-                rendered.append((shown, text))
-                if not helm:  # the tool renders: it can learn the exact template lines
-                    places[shown] = exact_lines(chart, chart_options, text)
-            except HelmMissing as exc:
-                fail(str(exc))
-            except HelmError as exc:
-                where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
-                errors.append(InputError(chart, f"{where}{exc}"))
+        with ExitStack() as kept:
+            try:  # the engine renders a checked copy (chartcopy.py); a named helm binary, the chart
+                folder, refused = (chart, []) if helm else kept.enter_context(chart_to_render(chart))
+            except OSError as exc:
+                errors.append(InputError(chart, f"cannot be rendered: {exc}"))
+                continue
+            errors.extend(refused)
+            for chart_options, entry in runs:
+                try:
+                    text = render(helm, folder, chart_options) if helm else render_in_process(folder, chart_options)
+                    shown = (_kept(keep_rendered, chart, text, rendered) if keep_rendered
+                             else shown_name(chart, entry, len(runs)))
+                    rendered.append((shown, text))
+                    if not helm:  # the tool renders: it can learn the exact template lines
+                        places[shown] = exact_lines(folder, chart_options, text, chart)
+                except HelmMissing as exc:
+                    fail(str(exc))
+                except HelmError as exc:
+                    where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
+                    errors.append(InputError(chart, f"{where}{str(exc).replace(folder, chart)}"))
 
     settings.chart_dirs = [chart for chart in chosen if os.path.isdir(chart)]
     settings.partial = True  # a chart is part of a repository: exemptions without paths are not judged

@@ -167,6 +167,7 @@ def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict
     default values (a file in `scratch`, read as a source), or, without the Helm engine, none and
     one note on how to lint them."""
     from kubegap_lint.core.model import InputError
+    from kubegap_lint.helm.chartcopy import chart_to_render
     from kubegap_lint.helm.marked import exact_lines
     from kubegap_lint.helm.render import NEEDS_VALUES_HINT, HelmError, configured, shown_name
     from kubegap_lint.helm.sdk import available, render
@@ -180,20 +181,23 @@ def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict
     found: list[Source] = []
     for chart in charts:
         runs = configured(chart, renders)
-        for options, entry in runs:
-            try:
-                text = render(chart, options)
-            except HelmError as exc:
-                where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
-                hint = NEEDS_VALUES_HINT if entry is None and "missing in charts/" not in str(exc) else ""
-                errors.append(InputError(chart, f"{where}{exc}{hint}"))
-                continue
-            path = os.path.join(scratch, f"{len(found)}.yaml")
-            with open(path, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
-            shown = shown_name(chart, entry, len(runs))
-            places[shown] = exact_lines(chart, options, text)
-            found.append(Source(shown, path))
+        # Helm renders a checked copy (chartcopy.py): no link out of the chart, bounded.
+        with chart_to_render(chart) as (folder, refused):
+            errors.extend(refused)
+            for options, entry in runs:
+                try:
+                    text = render(folder, options)
+                except HelmError as exc:
+                    where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
+                    hint = NEEDS_VALUES_HINT if entry is None and "missing in charts/" not in str(exc) else ""
+                    errors.append(InputError(chart, f"{where}{str(exc).replace(folder, chart)}{hint}"))
+                    continue
+                path = os.path.join(scratch, f"{len(found)}.yaml")
+                with open(path, "w", encoding="utf-8", newline="\n") as handle:
+                    handle.write(text)
+                shown = shown_name(chart, entry, len(runs))
+                places[shown] = exact_lines(folder, options, text, chart)
+                found.append(Source(shown, path))
     return found
 
 

@@ -198,11 +198,17 @@ def lint_paths(linter: Linter, paths: Iterable[str], jobs: int = 0) -> LintResul
 
 
 def _open_source(source: Source) -> IO[bytes]:
+    """A source's bytes: a regular file checked on its open descriptor, or stdin (OSError when
+    it is closed)."""
     if source.fs_path is None:
         import io
 
+        if sys.stdin is None:
+            raise OSError(0, "standard input is closed")
         return io.BytesIO(sys.stdin.buffer.read())
-    return open(source.fs_path, "rb")
+    from kubegap_lint.core.safefile import open_regular
+
+    return open(open_regular(source.fs_path), "rb")
 
 
 def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputError], jobs: int) -> LintResult:

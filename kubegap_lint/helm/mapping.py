@@ -98,9 +98,11 @@ class ChartIndex:
 
     def template_text(self, path: str) -> str | None:
         if path not in self._templates:
-            try:
-                with open(path, "rb") as handle:
-                    self._templates[path] = handle.read().decode("utf-8", errors="replace")
+            from kubegap_lint.core.safefile import read_regular
+            from kubegap_lint.input.limits import MAX_DOCUMENT_CHARS
+
+            try:  # a regular file, bounded: a template linked to /dev/zero is no template
+                self._templates[path] = read_regular(path, MAX_DOCUMENT_CHARS).decode("utf-8", errors="replace")
             except OSError:
                 self._templates[path] = None
         return self._templates[path]

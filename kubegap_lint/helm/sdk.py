@@ -14,12 +14,14 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from kubegap_lint.core.safefile import read_regular
 from kubegap_lint.helm.render import HelmError, HelmMissing
 from kubegap_lint.helm.stream import StreamError, template_stream
 
 if TYPE_CHECKING:
     from kubegap_lint.helm.render import RenderOptions
 
+MAX_VALUES_BYTES = 16 * 1024 * 1024  # a values or --set-file file, read before the engine sees it
 EXTRA_HINT = "install the Helm engine with `pip install 'kubegap-lint[helm]'`, or name a helm binary with --helm PATH"
 
 
@@ -65,8 +67,7 @@ def user_values(options: RenderOptions) -> dict[str, Any]:
         if "://" in path:
             raise HelmError(f"values file {path}: only local files are read (fetch it first)")
         try:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
+            text = read_regular(path, MAX_VALUES_BYTES).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise HelmError(f"values file {path} cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
         try:
@@ -83,7 +84,7 @@ def set_values(options: RenderOptions) -> dict[str, Any]:
     parsers: list[tuple[str, list[str], Callable[[str], dict[str, Any]]]] = [
         ("--set", options.sets, helm.parse_set_string),
         ("--set-string", options.set_strings, helm.parse_set_string_values),
-        ("--set-file", options.set_files, helm.parse_set_file),
+        ("--set-file", options.set_files, _set_file),
     ]
     for flag, expressions, parse in parsers:
         for expression in expressions:
@@ -92,6 +93,21 @@ def set_values(options: RenderOptions) -> dict[str, Any]:
             except helm.HelmError as exc:
                 raise HelmError(f"{flag} {expression}: {_message(exc)}") from None
     return values
+
+
+def _set_file(expression: str) -> dict[str, Any]:
+    """`--set-file KEY=PATH`: the file read here, a regular file and bounded (the engine would
+    read `/proc/self/pagemap` or `/dev/zero` to the end, or abort inside the Go runtime), its
+    text given to the engine as a literal value, as helm's --set-file does."""
+    key, equals, path = expression.partition("=")
+    if not equals or not key or not path:
+        raise HelmError(f"--set-file {expression}: expected KEY=PATH")
+    try:
+        text = read_regular(path, MAX_VALUES_BYTES).decode("utf-8", "replace")
+    except OSError as exc:
+        raise HelmError(f"--set-file {expression}: {path} cannot be read: {exc.strerror or exc}") from None
+    parsed: dict[str, Any] = engine().parse_set_literal(f"{key}={text}")
+    return parsed
 
 
 def _check_dependencies(helm: Any, chart_path: str) -> None:
