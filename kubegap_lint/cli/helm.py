@@ -59,14 +59,18 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     from kubegap_lint.helm.render import (
         HelmError,
         HelmMissing,
+        NotLinted,
         RenderOptions,
         charts_of,
         configured,
         find_helm,
+        note_line,
         render,
         shown_name,
     )
     from kubegap_lint.helm.sdk import engine
+
+    choices = choices or OutputChoices()
     from kubegap_lint.helm.sdk import render as render_in_process
 
     if from_files:
@@ -114,6 +118,9 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
                 rendered.append((shown, text))
                 if not helm:  # the tool renders: it can learn the exact template lines
                     places[shown] = exact_lines(chart, chart_options, text)
+            except NotLinted as exc:
+                click.echo(note_line(chart, exc), err=True)
+                choices.allow_empty = True  # the note says why nothing was read
             except HelmMissing as exc:
                 fail(str(exc))
             except HelmError as exc:

@@ -168,7 +168,7 @@ def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict
     one note on how to lint them."""
     from kubegap_lint.core.model import InputError
     from kubegap_lint.helm.marked import exact_lines
-    from kubegap_lint.helm.render import NEEDS_VALUES_HINT, HelmError, configured, shown_name
+    from kubegap_lint.helm.render import NEEDS_VALUES_HINT, HelmError, NotLinted, configured, note_line, shown_name
     from kubegap_lint.helm.sdk import available, render
     from kubegap_lint.input.sources import Source
 
@@ -183,6 +183,9 @@ def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict
         for options, entry in runs:
             try:
                 text = render(chart, options)
+            except NotLinted as exc:
+                click.echo(note_line(chart, exc), err=True)
+                continue
             except HelmError as exc:
                 where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
                 hint = NEEDS_VALUES_HINT if entry is None and "missing in charts/" not in str(exc) else ""

@@ -28,6 +28,17 @@ class HelmMissing(HelmError):
     pass
 
 
+class NotLinted(KubegapError):
+    """A chart that rendered, or needs no render, and holds nothing to lint (a library chart, a
+    render with no Kubernetes object): a note, never an error. Its own class so that the
+    "not linted" reporting of charts can take it over in one place."""
+
+
+def note_line(chart: str, note: NotLinted) -> str:
+    """The note as the commands print it."""
+    return f"kubegap-lint: note: {chart}: {note}"
+
+
 @record
 class RenderOptions:
     values: list[str] = field(default_factory=list)  # -f files

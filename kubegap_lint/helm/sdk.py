@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from kubegap_lint.helm.render import HelmError, HelmMissing
+from kubegap_lint.helm.render import HelmError, HelmMissing, NotLinted
 from kubegap_lint.helm.stream import StreamError, template_stream
 
 if TYPE_CHECKING:
@@ -126,6 +126,9 @@ def render_files(chart_path: str, options: RenderOptions, chart: Any = None) -> 
             loaded = helm.Chart.load(chart_path)
             if os.path.isdir(chart_path):
                 _check_dependencies(helm, chart_path)
+        if loaded.metadata.get("type") == "library":
+            raise NotLinted("a library chart (`type: library`): it renders nothing of its own, so it is"
+                            " linted where an application chart uses it")
         loaded.validate_schema(loaded.merge_values(values))
         # Chart.render does not take kube_version or api_versions: the library's own call does.
         from helm_python import _native
@@ -145,6 +148,10 @@ def render(chart_path: str, options: RenderOptions) -> str:
     """What `helm template` prints for the chart, rendered in-process."""
     rendered, crds = render_files(chart_path, options)
     try:
-        return template_stream(rendered, crds)
+        text = template_stream(rendered, crds)
     except StreamError as exc:
         raise HelmError(f"helm template {chart_path} failed: {exc}") from None
+    if not text.strip():
+        raise NotLinted("rendered no Kubernetes object with these values (every template is empty or"
+                        " disabled): nothing linted")
+    return text
