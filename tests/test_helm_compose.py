@@ -60,3 +60,159 @@ def test_positions_of_an_empty_render_are_none() -> None:
     from kubegap_lint.helm.marked import positions
 
     assert positions("\n", "\n", {}) == {}
+
+
+# --- values composed as Helm's CLI composes them ------------------------------------------------
+
+# From Helm's documentation ("The Format and Limitations of --set", "Values Files"): each case
+# is a run of one flag repeated; the engine, given the same expressions joined by commas in one
+# flag, parses them into one map, which is what the repeated flags must give.
+SET_CASES = [
+    ["name=value"],
+    ["a=b", "c=d"],
+    ["outer.inner=value"],
+    ["name={a, b, c}"],
+    ["name={}", "other={a}"],
+    ["servers[0].port=80"],
+    ["servers[0].port=80", "servers[0].host=example"],
+    ["tolerations[0].key=nvidia.com/gpu", "tolerations[0].operator=Exists", "tolerations[0].effect=NoSchedule"],
+    ["list[1].k=v", "list[0].j=w"],
+    ["list[2]=x", "list[0]=y"],
+    ["matrix[0][1]=x", "matrix[0][0]=y"],
+    ["name=value1\\,value2"],
+    ["nodeSelector.kubernetes\\.io/role=master"],
+    ["a\\=b=1", "c\\[0\\]=2"],
+    ["gone=null", "kept.inner=null"],
+    ["t=true", "f=FALSE", "z=0", "octal=007", "float=1.5", "neg=-3", "plus=+4", "big=9223372036854775808"],
+    ["empty=", "after=1"],
+    ["a=1", "a=two"],
+    ["a.b=1", "a.c=2", "a.d.e=3"],
+    ["list[0]=1", "list={x,y}"],
+    ["half[0"],
+    ["dangling[0]"],
+    ["noval"],
+    ["comma,next=1"],
+    ["bad[x]=1"],
+    ["neg[-1]=1"],
+    ["huge[70000]=1"],
+    ["str=1", "str.inner=2"],
+    ["map.k=1", "map[0]=2"],
+]
+
+
+def _engine_parse(flag: str, expressions: list[str]) -> dict | None:
+    import helm_python
+
+    parse = {"--set": helm_python.parse_set_string, "--set-string": helm_python.parse_set_string_values,
+             "--set-json": helm_python.parse_set_json}[flag]
+    try:
+        return parse(",".join(expressions))
+    except helm_python.HelmError:
+        return None
+
+
+def _composed(**flags: list[str]) -> dict | None:
+    from kubegap_lint.helm.render import HelmError, RenderOptions
+    from kubegap_lint.helm.sdk import user_values
+
+    try:
+        return user_values(RenderOptions(**flags))
+    except HelmError:
+        return None
+
+
+@pytest.mark.parametrize("expressions", SET_CASES, ids=lambda e: ",".join(e))
+@pytest.mark.parametrize("flag", ["--set", "--set-string"])
+def test_repeated_set_flags_compose_as_one_flag_in_the_engine(flag: str, expressions: list[str]) -> None:
+    field = {"--set": "sets", "--set-string": "set_strings"}[flag]
+    assert _composed(**{field: expressions}) == _engine_parse(flag, expressions)
+
+
+def test_the_table_holds_what_helm_documents() -> None:
+    """A few of the documented results, written out, so the comparison above cannot pass on two
+    equal wrong answers."""
+    assert _composed(sets=SET_CASES[7]) == {"tolerations": [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}
+    assert _composed(sets=SET_CASES[8]) == {"list": [{"j": "w"}, {"k": "v"}]}
+    assert _composed(sets=SET_CASES[12]) == {"nodeSelector": {"kubernetes.io/role": "master"}}
+    assert _composed(sets=SET_CASES[15]) == {"t": True, "f": False, "z": 0, "octal": "007", "float": "1.5",
+                                             "neg": -3, "plus": 4, "big": "9223372036854775808"}
+    assert _composed(sets=SET_CASES[14]) == {"gone": None, "kept": {"inner": None}}
+    assert _composed(sets=["str=1", "str.inner=2"]) is None  # Helm refuses to walk into a number
+
+
+JSON_CASES = [
+    ['a=[1,2]', 'a[1]={"x":1}'],
+    ['a=', 'b=null', 'c="text"'],
+    ['obj={"k":{"n":1}}', 'obj.k.m=true'],
+    ['l[1].k="v"', 'l[0]=3'],
+]
+
+
+@pytest.mark.parametrize("expressions", JSON_CASES, ids=lambda e: ",".join(e))
+def test_set_json_composes_as_the_engine_parses(expressions: list[str]) -> None:
+    assert _composed(set_jsons=expressions) == _engine_parse("--set-json", expressions)
+
+
+FILE_CASES = [  # (a values file, --set-json expressions walking into it)
+    ("list:\n  - a: 1\n    b: 2\n  - k: old\n    other: keep\n", ['list[1].k="v"']),
+    ("tolerations:\n  - key: x\n    value: y\n", ['tolerations[0].effect="NoSchedule"', 'tolerations[1].key="z"']),
+    ("nested:\n  deep:\n    list: [[1, 2], [3]]\n", ['nested.deep.list[0][2]=9', 'nested.other=1']),
+    ("items: [1, 2, 3]\n", ['items[1].k="map now"']),
+]
+
+
+@pytest.mark.parametrize(("values_file", "expressions"), FILE_CASES, ids=lambda c: str(c)[:30])
+def test_set_flags_walk_into_a_values_files_lists(tmp_path: Path, values_file: str, expressions: list[str]) -> None:
+    """The engine decides: its JSON parse of the file's values as one expression, then the
+    flags' expressions, in one map, against the file merged then each flag parsed into it."""
+    import json
+
+    import helm_python
+
+    path = tmp_path / "values.yaml"
+    path.write_text(values_file)
+    base = helm_python.values_from_yaml(values_file)
+    whole = [f"{key}={json.dumps(value)}" for key, value in base.items()] + expressions
+    assert _composed(values=[str(path)], set_jsons=expressions) == _engine_parse("--set-json", whole)
+    # the same walk with --set: strings stay strings, numbers are typed as --set types them
+    typed = [e.replace('"', "") for e in expressions]
+    assert _composed(values=[str(path)], sets=typed) == _engine_parse("--set-json", whole)
+
+
+def test_set_literal_takes_the_rest_and_walks_into_the_values(tmp_path: Path) -> None:
+    import helm_python
+
+    assert _composed(set_literals=["a.b[1]=x,y={z}"]) == helm_python.parse_set_literal("a.b[1]=x,y={z}") == {
+        "a": {"b": [None, "x,y={z}"]}}
+    assert _composed(sets=["a.b[0].k=1"], set_literals=["a.b[0].j=x,y"]) == {"a": {"b": [{"k": 1, "j": "x,y"}]}}
+    (tmp_path / "f.txt").write_text("from a file\n")
+    assert _composed(sets=["x[0].a=1"], set_files=[f"x[0].b={tmp_path / 'f.txt'}"]) == {
+        "x": [{"a": 1, "b": "from a file\n"}]}
+
+
+def test_the_order_of_the_flags_is_helms(tmp_path: Path) -> None:
+    """files, then --set-json, --set, --set-string, --set-file, --set-literal: the later wins."""
+    (tmp_path / "v.yaml").write_text("k: file\n")
+    assert _composed(values=[str(tmp_path / "v.yaml")], set_jsons=['k="json"']) == {"k": "json"}
+    assert _composed(set_jsons=['k="json"'], sets=["k=set"]) == {"k": "set"}
+    assert _composed(sets=["k=5"], set_strings=["k=6"]) == {"k": "6"}
+    assert _composed(set_strings=["k=6"], set_literals=["k=7,8"]) == {"k": "7,8"}
+    assert _composed(set_jsons=['{"m": {"a": 1}}', 'm.b=2']) == {"m": {"a": 1, "b": 2}}
+
+
+TOLERATIONS_CHART = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: gpu\nspec:\n  selector:\n    matchLabels: {app: gpu}\n"
+    "  template:\n    metadata:\n      labels: {app: gpu}\n    spec:\n"
+    "      tolerations:\n        {{- toYaml .Values.tolerations | nindent 8 }}\n"
+    "      containers:\n        - name: main\n          image: img:1\n")
+
+
+def test_a_chart_renders_with_every_set_field(tmp_path: Path) -> None:
+    from kubegap_lint.helm.render import RenderOptions
+    from kubegap_lint.helm.sdk import render
+
+    chart = _write_chart(tmp_path, "tol", "", {"deploy.yaml": TOLERATIONS_CHART}, "tolerations: []\n")
+    text = render(str(chart), RenderOptions(sets=[
+        "tolerations[0].key=nvidia.com/gpu", "tolerations[0].operator=Exists", "tolerations[0].effect=NoSchedule"]))
+    assert "      tolerations:\n        - effect: NoSchedule\n          key: nvidia.com/gpu\n          operator: Exists\n" in text

@@ -28,6 +28,10 @@ from kubegap_lint.cli.options import OutputChoices, config_options, output_optio
               help="A value kept a string (repeatable).")
 @click.option("--set-file", "set_files", multiple=True, metavar="K=PATH",
               help="A value read from a file (repeatable).")
+@click.option("--set-json", "set_jsons", multiple=True, metavar="K=JSON",
+              help="A JSON value, or a JSON object of values (repeatable).")
+@click.option("--set-literal", "set_literals", multiple=True, metavar="K=V",
+              help="A value taken as it is, commas and braces included (repeatable).")
 @click.option("--release", metavar="NAME", help="Release name [default: release-name, as helm template].")
 @click.option("--namespace", "-n", metavar="NS", help="Release namespace [default: default].")
 @click.option("--kube-version", metavar="VERSION", help="Kubernetes version for .Capabilities (e.g. v1.30.0).")
@@ -48,6 +52,7 @@ from kubegap_lint.cli.options import OutputChoices, config_options, output_optio
 @output_options
 def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[str, ...],
                  set_strings: tuple[str, ...], set_files: tuple[str, ...],
+                 set_jsons: tuple[str, ...], set_literals: tuple[str, ...],
                  release: str | None, namespace: str | None, kube_version: str | None,
                  api_versions: tuple[str, ...], include_crds: bool, helm_path: str | None,
                  keep_rendered: str | None, from_files: bool,
@@ -100,9 +105,9 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     resolved, catalog = resolve_settings(tuple(chosen), config_file, no_config, select, ignore, fail_on)
     settings = resolved.settings
     options = RenderOptions(list(values), list(sets), release, namespace, list(set_strings), list(set_files),
-                            kube_version, list(api_versions), include_crds)
+                            kube_version, list(api_versions), include_crds, list(set_jsons), list(set_literals))
     # Render flags on the command line win; without any, the configuration's `charts:` entries.
-    flags = any((values, sets, set_strings, set_files, release, namespace, kube_version, api_versions, include_crds))
+    flags = any((values, sets, set_strings, set_files, set_jsons, set_literals, release, namespace, kube_version, api_versions, include_crds))
     from kubegap_lint.helm.marked import exact_lines
 
     rendered: list[tuple[str, str]] = []

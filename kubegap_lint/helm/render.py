@@ -50,6 +50,8 @@ class RenderOptions:
     kube_version: str | None = None
     api_versions: list[str] = field(default_factory=list)
     include_crds: bool = False
+    set_jsons: list[str] = field(default_factory=list)  # --set-json k=JSON (or a JSON object)
+    set_literals: list[str] = field(default_factory=list)  # --set-literal k=text, taken as it is
 
 
 def configured(chart: str, renders: list[ChartRender]) -> list[tuple[RenderOptions, ChartRender | None]]:
@@ -100,8 +102,9 @@ def template_command(helm: str, chart: str, options: RenderOptions) -> list[str]
         command += ["--namespace", options.namespace]
     for path in options.values:
         command += ["--values", path]
-    for flag, assignments in (("--set", options.sets), ("--set-string", options.set_strings),
-                              ("--set-file", options.set_files)):
+    for flag, assignments in (("--set-json", options.set_jsons), ("--set", options.sets),
+                              ("--set-string", options.set_strings), ("--set-file", options.set_files),
+                              ("--set-literal", options.set_literals)):
         for assignment in assignments:
             command += [flag, assignment]
     if options.kube_version:

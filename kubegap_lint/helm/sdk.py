@@ -2,8 +2,8 @@
 
 `helm-python-sdk` binds Helm v4's own Go SDK through a bundled C library: no helm binary, no
 Go, no cluster. It is imported here only, when a chart is rendered, never by the core. Values
-are composed the way `helm template` does (values files in order, then --set, --set-string,
---set-file), the chart renders offline (`lookup` returns nothing, as with `helm template`), and
+are composed the way `helm template` does (values files in order, then the --set family parsed
+into them), the chart renders offline (`lookup` returns nothing, as with `helm template`), and
 stream.py prints the result in helm's order.
 """
 
@@ -58,7 +58,9 @@ def merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
 
 
 def user_values(options: RenderOptions) -> dict[str, Any]:
-    """The values given on the command line, composed in helm's order."""
+    """The values given on the command line, composed as Helm's CLI composes them: values files
+    merged in order, then each --set-json, --set, --set-string, --set-file and --set-literal
+    expression parsed into the values so far (strvals.py)."""
     helm = engine()
     values: dict[str, Any] = {}
     for path in options.values:
@@ -73,24 +75,52 @@ def user_values(options: RenderOptions) -> dict[str, Any]:
             values = merge(values, helm.values_from_yaml(text) or {})
         except helm.HelmError as exc:
             raise HelmError(f"values file {path}: {_message(exc)}") from None
-    return merge(values, set_values(options))
+    return compose_sets(options, values)
 
 
 def set_values(options: RenderOptions) -> dict[str, Any]:
-    """The values of --set, --set-string and --set-file, composed in helm's order."""
+    """The values the --set family alone gives (values_lines.py: which nodes a flag wrote)."""
+    return compose_sets(options, {})
+
+
+def _read_set_file(path: str) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except OSError as exc:
+        raise HelmError(f"--set-file {path} cannot be read: {exc.strerror or exc}") from None
+
+
+def compose_sets(options: RenderOptions, values: dict[str, Any]) -> dict[str, Any]:
+    """Parse the --set family into `values` (changed in place, and returned) in Helm's order.
+    The engine parses each expression first, so that what it refuses is refused with its words;
+    then strvals.py walks it into the values so far, as the engine cannot."""
+    from kubegap_lint.helm.strvals import SetError, parse_into
+
     helm = engine()
-    values: dict[str, Any] = {}
-    parsers: list[tuple[str, list[str], Callable[[str], dict[str, Any]]]] = [
-        ("--set", options.sets, helm.parse_set_string),
-        ("--set-string", options.set_strings, helm.parse_set_string_values),
-        ("--set-file", options.set_files, helm.parse_set_file),
+    flags: list[tuple[str, list[str], str, Callable[[str], Any]]] = [
+        ("--set-json", options.set_jsons, "json", helm.parse_set_json),
+        ("--set", options.sets, "typed", helm.parse_set_string),
+        ("--set-string", options.set_strings, "string", helm.parse_set_string_values),
+        ("--set-file", options.set_files, "file", helm.parse_set_file),
+        ("--set-literal", options.set_literals, "literal", helm.parse_set_literal),
     ]
-    for flag, expressions, parse in parsers:
+    for flag, expressions, mode, check in flags:
         for expression in expressions:
             try:
-                values = merge(values, parse(expression))
+                if mode == "json" and expression.strip().startswith("{"):
+                    # a whole JSON object: merged as a values file is
+                    given = json.loads(expression)
+                    if not isinstance(given, dict):
+                        raise ValueError("not an object")
+                    values = merge(values, given)
+                    continue
+                check(expression)
+                parse_into(expression, values, mode, _read_set_file)
             except helm.HelmError as exc:
                 raise HelmError(f"{flag} {expression}: {_message(exc)}") from None
+            except (SetError, ValueError) as exc:
+                raise HelmError(f"{flag} {expression}: {exc}") from None
     return values
 
 
