@@ -216,3 +216,85 @@ def test_a_chart_renders_with_every_set_field(tmp_path: Path) -> None:
     text = render(str(chart), RenderOptions(sets=[
         "tolerations[0].key=nvidia.com/gpu", "tolerations[0].operator=Exists", "tolerations[0].effect=NoSchedule"]))
     assert "      tolerations:\n        - effect: NoSchedule\n          key: nvidia.com/gpu\n          operator: Exists\n" in text
+
+
+# --- subcharts declared in Chart.yaml but not in charts/ ----------------------------------------
+
+DEPENDENCIES = """dependencies:
+  - name: redis
+    version: 1.0.0
+    repository: https://charts.example.invalid
+    condition: redis.enabled
+  - name: pg
+    version: 1.0.0
+    repository: https://charts.example.invalid
+  - name: metrics
+    version: 1.0.0
+    repository: https://charts.example.invalid
+    tags: [monitoring]
+  - name: cache
+    version: 1.0.0
+    repository: https://charts.example.invalid
+    tags: [monitoring]
+    condition: cache.enabled,cache.other
+"""
+GPU_DEPLOYMENT = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: gpu\nspec:\n  replicas: 1\n  selector:\n"
+    "    matchLabels: {app: gpu}\n  template:\n    metadata:\n      labels: {app: gpu}\n    spec:\n"
+    "      containers:\n        - name: main\n          image: img:1\n"
+    "          resources:\n            limits:\n              nvidia.com/gpu: 2\n")
+
+
+def _note(name: str, line: int) -> str:
+    return (f"kubegap-lint: deps/Chart.yaml:{line}: subchart {name} not linted: not in charts/"
+            " (run `helm dependency build deps` to lint it with the chart)")
+
+
+def test_missing_subcharts_disabled_need_nothing_enabled_ones_are_located_notes(tmp_path: Path) -> None:
+    import json
+
+    _write_chart(tmp_path, "deps", DEPENDENCIES, {"deploy.yaml": GPU_DEPLOYMENT},
+                 "redis:\n  enabled: false\ntags:\n  monitoring: false\ncache:\n  enabled: true\n")
+    proc = run_cli("helm", "deps", "--format", "json", cwd=tmp_path)
+    # pg has no condition; cache's condition says true, whatever its tag says; redis and metrics are off
+    assert proc.stderr.decode().splitlines() == [_note("pg", 9), _note("cache", 16)]
+    assert proc.returncode == 2
+    report = json.loads(proc.stdout)
+    assert report["summary"]["workloads"] == 1 and report["findings"]  # the parent chart is linted
+    assert {f["location"]["path"] for f in report["findings"]} == {"deps/templates/deploy.yaml"}
+    proc = run_cli("helm", "deps", "--set", "redis.enabled=true", "--set", "tags.monitoring=true",
+                   "--set", "cache.enabled=false", "--format", "json", cwd=tmp_path)
+    assert proc.stderr.decode().splitlines() == [_note("redis", 5), _note("pg", 9), _note("metrics", 12)]
+    proc = run_cli("deps", "--format", "json", cwd=tmp_path)  # `kubegap-lint .` says the same
+    assert proc.stderr.decode().splitlines() == [_note("pg", 9), _note("cache", 16)]
+    assert json.loads(proc.stdout)["findings"]
+
+
+def test_the_condition_decides_by_its_first_boolean_path() -> None:
+    from kubegap_lint.helm.dependencies import enabled
+
+    dependency = {"name": "x", "condition": "a.on,b.on", "tags": ["t"]}
+    assert enabled(dependency, {"a": {"on": "yes"}, "b": {"on": False}}) is False  # a.on is no boolean
+    assert enabled(dependency, {"a": {"on": True}, "b": {"on": False}}) is True
+    assert enabled(dependency, {"tags": {"t": False}}) is False
+    assert enabled(dependency, {"tags": {"t": False}, "b": {"on": True}}) is True
+    assert enabled({"name": "y", "tags": ["t", "u"]}, {"tags": {"t": False, "u": True}}) is True
+    assert enabled({"name": "y"}, {}) is True
+
+
+def test_a_shared_chart_renders_without_its_subcharts(tmp_path: Path) -> None:
+    """gpu-operator, with its vendored node-feature-discovery removed (enabled by default)."""
+    import json
+    import shutil
+
+    from conftest import SHARED
+
+    shutil.copytree(SHARED / "charts" / "NVIDIA__gpu-operator" / "deployments" / "gpu-operator", tmp_path / "gpuop")
+    shutil.rmtree(tmp_path / "gpuop" / "charts")
+    proc = run_cli("helm", "gpuop", "--format", "json", cwd=tmp_path)
+    assert proc.stderr.decode() == (
+        "kubegap-lint: gpuop/Chart.yaml:21: subchart node-feature-discovery not linted: not in charts/"
+        " (run `helm dependency build gpuop` to lint it with the chart)\n")
+    assert proc.returncode == 2 and json.loads(proc.stdout)["summary"]["workloads"] == 3
+    proc = run_cli("helm", "gpuop", "--set", "nfd.enabled=false", cwd=tmp_path)
+    assert proc.returncode in (0, 1) and proc.stderr == b""

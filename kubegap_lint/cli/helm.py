@@ -100,6 +100,7 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
 
     from kubegap_lint.core.model import InputError
     from kubegap_lint.engine.run import Linter
+    from kubegap_lint.helm.dependencies import MissingSubchart
 
     # The configuration is found from the first chart's folder, as for `lint` (docs/configuration.md).
     resolved, catalog = resolve_settings(tuple(chosen), config_file, no_config, select, ignore, fail_on)
@@ -117,7 +118,10 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
         runs = [(options, None)] if flags else configured(chart, settings.charts)
         for chart_options, entry in runs:
             try:
-                text = render(helm, chart, chart_options) if helm else render_in_process(chart, chart_options)
+                missing: list[MissingSubchart] = []
+                text = render(helm, chart, chart_options) if helm else render_in_process(chart, chart_options, missing)
+                # a subchart left out is said where Chart.yaml declares it; the rest is linted
+                errors.extend(InputError(m.path, m.message(chart), m.line) for m in missing)
                 shown = (_kept(keep_rendered, chart, text, rendered) if keep_rendered
                          else shown_name(chart, entry, len(runs)))
                 rendered.append((shown, text))

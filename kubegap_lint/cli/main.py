@@ -167,6 +167,7 @@ def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict
     default values (a file in `scratch`, read as a source), or, without the Helm engine, none and
     one note on how to lint them."""
     from kubegap_lint.core.model import InputError
+    from kubegap_lint.helm.dependencies import MissingSubchart
     from kubegap_lint.helm.marked import exact_lines
     from kubegap_lint.helm.render import NEEDS_VALUES_HINT, HelmError, NotLinted, configured, note_line, shown_name
     from kubegap_lint.helm.sdk import available, render
@@ -182,13 +183,16 @@ def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict
         runs = configured(chart, renders)
         for options, entry in runs:
             try:
-                text = render(chart, options)
+                missing: list[MissingSubchart] = []
+                text = render(chart, options, missing)
+                # a subchart left out is said where Chart.yaml declares it; the rest is linted
+                errors.extend(InputError(m.path, m.message(chart), m.line) for m in missing)
             except NotLinted as exc:
                 click.echo(note_line(chart, exc), err=True)
                 continue
             except HelmError as exc:
                 where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
-                hint = NEEDS_VALUES_HINT if entry is None and "missing in charts/" not in str(exc) else ""
+                hint = NEEDS_VALUES_HINT if entry is None else ""
                 errors.append(InputError(chart, f"{where}{exc}{hint}"))
                 continue
             path = os.path.join(scratch, f"{len(found)}.yaml")

@@ -18,6 +18,7 @@ from kubegap_lint.helm.render import HelmError, HelmMissing, NotLinted
 from kubegap_lint.helm.stream import StreamError, template_stream
 
 if TYPE_CHECKING:
+    from kubegap_lint.helm.dependencies import MissingSubchart
     from kubegap_lint.helm.render import RenderOptions
 
 EXTRA_HINT = "install the Helm engine with `pip install 'kubegap-lint[helm]'`, or name a helm binary with --helm PATH"
@@ -124,17 +125,11 @@ def compose_sets(options: RenderOptions, values: dict[str, Any]) -> dict[str, An
     return values
 
 
-def _check_dependencies(helm: Any, chart_path: str) -> None:
-    """helm template refuses a chart whose Chart.yaml names subcharts that charts/ lacks."""
-    missing = [d.get("name", "?") for d in helm.dependency_list(chart_path) if d.get("status") == "missing"]
-    if missing:
-        raise HelmError(f"helm template {chart_path} failed: found in Chart.yaml, but missing in charts/"
-                        f" directory: {', '.join(missing)} (run `helm dependency build {chart_path}`)")
-
-
-def render_files(chart_path: str, options: RenderOptions, chart: Any = None) -> tuple[dict[str, str], list[tuple[str, str]]]:
+def render_files(chart_path: str, options: RenderOptions, chart: Any = None,
+                 missing: list[MissingSubchart] | None = None) -> tuple[dict[str, str], list[tuple[str, str]]]:
     """The engine's rendered files (template path -> text) and the CRDs to print, for a chart
-    folder or archive (or an already loaded chart)."""
+    folder or archive (or an already loaded chart). Declared subcharts that charts/ lacks are
+    left out (dependencies.py); those the values enable are added to `missing`."""
     helm = engine()
     values = user_values(options)
     render_options: dict[str, Any] = {
@@ -154,12 +149,16 @@ def render_files(chart_path: str, options: RenderOptions, chart: Any = None) -> 
                 raise HelmError(f"chart {chart_path} not found (in-process rendering takes a chart folder or"
                                 " .tgz; name a helm binary with --helm PATH for repository or OCI references)")
             loaded = helm.Chart.load(chart_path)
-            if os.path.isdir(chart_path):
-                _check_dependencies(helm, chart_path)
         if loaded.metadata.get("type") == "library":
             raise NotLinted("a library chart (`type: library`): it renders nothing of its own, so it is"
                             " linted where an application chart uses it")
-        loaded.validate_schema(loaded.merge_values(values))
+        merged = loaded.merge_values(values)
+        loaded.validate_schema(merged)
+        if missing is not None:
+            from kubegap_lint.helm.dependencies import missing_subcharts
+
+            present = [str(d.get("name")) for d in loaded.dependencies]
+            missing += missing_subcharts(chart_path, loaded.metadata, present, merged)
         # Chart.render does not take kube_version or api_versions: the library's own call does.
         from helm_python import _native
 
@@ -174,9 +173,10 @@ def render_files(chart_path: str, options: RenderOptions, chart: Any = None) -> 
     return rendered, crds
 
 
-def render(chart_path: str, options: RenderOptions) -> str:
-    """What `helm template` prints for the chart, rendered in-process."""
-    rendered, crds = render_files(chart_path, options)
+def render(chart_path: str, options: RenderOptions, missing: list[MissingSubchart] | None = None) -> str:
+    """What `helm template` prints for the chart, rendered in-process (without the subcharts
+    charts/ lacks: those the values enable are added to `missing`)."""
+    rendered, crds = render_files(chart_path, options, missing=missing)
     try:
         text = template_stream(rendered, crds)
     except StreamError as exc:
