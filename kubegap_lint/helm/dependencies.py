@@ -64,8 +64,9 @@ def _entry_lines(chart_dir: str) -> dict[str, int]:
     found: dict[str, int] = {}
     entries = data.get("dependencies") if isinstance(data, dict) else None
     for entry in entries if isinstance(entries, list) else []:
-        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-            found.setdefault(entry["name"], entry.lc.line + 1)
+        place = getattr(entry, "lc", None)  # ruamel's line and column of the entry
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str) and place is not None:
+            found.setdefault(entry["name"], place.line + 1)
     return found
 
 
