@@ -298,3 +298,43 @@ def test_a_shared_chart_renders_without_its_subcharts(tmp_path: Path) -> None:
     assert proc.returncode == 2 and json.loads(proc.stdout)["summary"]["workloads"] == 3
     proc = run_cli("helm", "gpuop", "--set", "nfd.enabled=false", cwd=tmp_path)
     assert proc.returncode in (0, 1) and proc.stderr == b""
+
+
+# --- documents after a section that rendered empty ----------------------------------------------
+
+SECTIONS = (
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n"
+    "---\n{{- if .Values.extra }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\n{{- end }}\n"
+    "---\n" + GPU_DEPLOYMENT)
+
+
+def test_a_document_after_an_empty_section_keeps_its_source(tmp_path: Path) -> None:
+    """Helm prints the section after the empty one as `---`, `# Source:`, `---`, the document:
+    the source comment is an empty document of its own, and belongs to the next."""
+    import json
+
+    from kubegap_lint.helm.render import RenderOptions
+    from kubegap_lint.helm.sdk import render
+
+    _write_chart(tmp_path, "sec", "", {"all.yaml": SECTIONS}, "extra: false\n")
+    text = render(str(tmp_path / "sec"), RenderOptions())
+    assert "---\n# Source: sec/templates/all.yaml\n---\napiVersion: apps/v1\nkind: Deployment\n" in text
+    expected = ("KG501", "sec/templates/all.yaml", 26)  # the container's `- name: main` line
+    proc = run_cli("helm", "sec", "--format", "json", "--select", "KG501", cwd=tmp_path)
+    found = [(f["rule"], f["location"]["path"], f["location"]["line"]) for f in json.loads(proc.stdout)["findings"]]
+    assert found == [expected], proc.stderr
+    (tmp_path / "rendered.yaml").write_text(text)  # piped: `helm template sec > rendered.yaml`
+    proc = run_cli("--format", "json", "--select", "KG501", "--chart-dir", "sec", "rendered.yaml", cwd=tmp_path)
+    found = [(f["rule"], f["location"]["path"], f["location"]["line"]) for f in json.loads(proc.stdout)["findings"]]
+    assert found == [expected], proc.stderr
+
+
+def test_the_two_scans_give_the_inherited_source_alike() -> None:
+    from kubegap_lint.input.scan import split_documents, split_texts
+
+    text = ("---\n# Source: c/templates/a.yaml\n---\nkind: A\n---\n# Source: c/templates/b.yaml\nkind: B\n"
+            "---\n# Source: c/templates/c.yaml\n---\n# only a comment\n---\nkind: C\n---\nkind: D\n")
+    for chunks in (list(split_documents(text.splitlines(True))), list(split_texts([text]))):
+        assert [(c.helm_source, c.has_content) for c in chunks] == [
+            ("c/templates/a.yaml", False), ("c/templates/a.yaml", True), ("c/templates/b.yaml", True),
+            ("c/templates/c.yaml", False), (None, False), ("c/templates/c.yaml", True), (None, True)]
