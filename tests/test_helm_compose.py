@@ -338,3 +338,64 @@ def test_the_two_scans_give_the_inherited_source_alike() -> None:
         assert [(c.helm_source, c.has_content) for c in chunks] == [
             ("c/templates/a.yaml", False), ("c/templates/a.yaml", True), ("c/templates/b.yaml", True),
             ("c/templates/c.yaml", False), (None, False), ("c/templates/c.yaml", True), (None, True)]
+
+
+# --- Chart.yaml kubeVersion ---------------------------------------------------------------------
+
+KUBE_CONSTRAINTS = [
+    "<1.20.0", ">=1.28.0-0", ">=1.28.0", "~1.36", "~1.35", "^1.30", "^2", "1.36.x", "1.x", "*", ">1.36",
+    ">1.35", ">=1.36.0", "<=1.36", "<=1.35", "!=1.36.x", "!=1.35.x", "=1.36.0", "1.30 - 1.36.0",
+    "1.30 - 1.35", ">=1.40 || <1.37", ">= 1.19, < 1.37", ">=1.19 <1.36", "~>1.36.0", "v1.36",
+]
+
+
+@pytest.mark.parametrize("constraint", KUBE_CONSTRAINTS)
+def test_kube_version_constraints_decide_as_the_engines_install(tmp_path: Path, constraint: str) -> None:
+    """The engine's install (a client dry run) checks kubeVersion against its default version:
+    the same verdict, for the same version, from kubeversion.py."""
+    import helm_python
+
+    from kubegap_lint.helm.kubeversion import satisfies
+    from kubegap_lint.helm.sdk import default_kube_version
+
+    chart = _write_chart(tmp_path, "kv", f'kubeVersion: "{constraint}"\n', {"cm.yaml": CONFIGMAP.format(name="x")})
+    kubeconfig = "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n"
+    with helm_python.Config(kubeconfig_content=kubeconfig, storage_driver="memory") as config:
+        try:
+            config.install(str(chart), "r", {}, dry_run="client")
+            engine = True
+        except helm_python.HelmError as exc:
+            assert "chart requires kubeVersion" in str(exc)
+            engine = False
+    assert satisfies(constraint, default_kube_version(helm_python)) is engine
+
+
+def test_kube_version_pre_releases_and_other_targets() -> None:
+    from kubegap_lint.helm.kubeversion import satisfies
+
+    assert satisfies(">=1.28.0-0", "v1.29.4-gke.100") is True  # `-0` lets providers' versions in
+    assert satisfies(">=1.28.0", "v1.29.4-gke.100") is False
+    assert satisfies(">=1.28.0-0", "v1.20.0") is False
+    assert satisfies("1.2 - 1.4.5", "1.5.0") is False and satisfies("1.2 - 1.4.5", "1.4.5") is True
+    assert satisfies("~1.2", "1.3.0") is False and satisfies("^1.2", "1.9.9") is True
+
+
+@pytest.mark.parametrize("command", [("helm",), ()], ids=["helm", "lint"])
+def test_kube_version_is_honoured_with_a_located_error(tmp_path: Path, command: tuple[str, ...]) -> None:
+    _write_chart(tmp_path, "new", 'kubeVersion: ">=1.28.0-0"\n', {"cm.yaml": CONFIGMAP.format(name="x")})
+    _write_chart(tmp_path, "old", 'kubeVersion: "<1.20.0"\n', {"cm.yaml": CONFIGMAP.format(name="x")})
+    proc = run_cli(*command, "new", cwd=tmp_path)  # Helm's default version meets it
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    proc = run_cli(*command, "old", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.decode().startswith(
+        "kubegap-lint: old/Chart.yaml:4: chart requires kubeVersion: <1.20.0 which is incompatible with"
+        " Kubernetes v1.")
+    assert "(the default; name the target with --kube-version)" in proc.stderr.decode()
+    if command:
+        proc = run_cli("helm", "new", "--kube-version", "v1.20.0", cwd=tmp_path)
+        assert proc.returncode == 2 and proc.stderr.decode() == (
+            "kubegap-lint: new/Chart.yaml:4: chart requires kubeVersion: >=1.28.0-0 which is incompatible"
+            " with Kubernetes v1.20.0\n")
+        proc = run_cli("helm", "new", "--kube-version", "v1.29.4-gke.100", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr

@@ -134,7 +134,7 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
                 fail(str(exc))
             except HelmError as exc:
                 where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
-                errors.append(InputError(chart, f"{where}{exc}"))
+                errors.append(InputError(exc.path or chart, f"{where}{exc}", exc.line))
 
     settings.chart_dirs = [chart for chart in chosen if os.path.isdir(chart)]
     settings.partial = True  # a chart is part of a repository: exemptions without paths are not judged

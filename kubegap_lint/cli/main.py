@@ -192,8 +192,8 @@ def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict
                 continue
             except HelmError as exc:
                 where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
-                hint = NEEDS_VALUES_HINT if entry is None else ""
-                errors.append(InputError(chart, f"{where}{exc}{hint}"))
+                hint = NEEDS_VALUES_HINT if entry is None and exc.path is None else ""
+                errors.append(InputError(exc.path or chart, f"{where}{exc}{hint}", exc.line))
                 continue
             path = os.path.join(scratch, f"{len(found)}.yaml")
             with open(path, "w", encoding="utf-8", newline="\n") as handle:

@@ -21,7 +21,13 @@ if TYPE_CHECKING:
 
 
 class HelmError(KubegapError):
-    """helm is missing or failed: one line that says what to do."""
+    """helm is missing or failed: one line that says what to do; `path` and `line` name the
+    chart's own line at fault when there is one (Chart.yaml's `kubeVersion:`)."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
 
 
 class HelmMissing(HelmError):

@@ -125,6 +125,66 @@ def compose_sets(options: RenderOptions, values: dict[str, Any]) -> dict[str, An
     return values
 
 
+_DEFAULT_KUBE_VERSION: list[str] = []
+
+
+def default_kube_version(helm: Any) -> str:
+    """The Kubernetes version `helm template` assumes without --kube-version: the engine's own,
+    read once from a render of a one-line chart."""
+    if not _DEFAULT_KUBE_VERSION:
+        from kubegap_lint.core.tempdir import scratch_folder
+
+        with scratch_folder("kube-version-") as scratch:
+            chart = os.path.join(scratch, "probe")
+            os.makedirs(os.path.join(chart, "templates"))
+            with open(os.path.join(chart, "Chart.yaml"), "w", encoding="utf-8") as handle:
+                handle.write("apiVersion: v2\nname: probe\nversion: 0.1.0\n")
+            with open(os.path.join(chart, "templates", "v.txt"), "w", encoding="utf-8") as handle:
+                handle.write("{{ .Capabilities.KubeVersion.Version }}")
+            with helm.Chart.load(chart) as loaded:
+                _DEFAULT_KUBE_VERSION.append(loaded.render({})["probe/templates/v.txt"].strip())
+    return _DEFAULT_KUBE_VERSION[0]
+
+
+def _check_kube_version(helm: Any, chart_path: str, metadata: dict[str, Any], given: str | None) -> None:
+    """Helm refuses a chart whose Chart.yaml `kubeVersion` the target version does not meet."""
+    from kubegap_lint.helm.kubeversion import ConstraintError, parse_version, satisfies
+
+    constraint = metadata.get("kubeVersion")
+    if not isinstance(constraint, str) or not constraint:
+        return
+    target = given or default_kube_version(helm)
+    if given and parse_version(given) is None:
+        raise HelmError(f"--kube-version {given}: not a Kubernetes version (e.g. v1.30.0)")
+    try:
+        ok = satisfies(constraint, target)
+    except ConstraintError:
+        ok = False  # Helm reads a constraint it cannot parse as unmet
+    if not ok:
+        version = parse_version(target)
+        shown = f"v{version.major}.{version.minor}.{version.patch}" if version else target
+        if version and version.pre:
+            shown += f"-{version.pre}"
+        path, line = _kube_version_line(chart_path)
+        raise HelmError(f"chart requires kubeVersion: {constraint} which is incompatible with Kubernetes {shown}"
+                        f"{'' if given else ' (the default; name the target with --kube-version)'}", path, line)
+
+
+def _kube_version_line(chart_path: str) -> tuple[str | None, int | None]:
+    """Chart.yaml and the line of its `kubeVersion:` (a folder chart), else the chart."""
+    if not os.path.isdir(chart_path):
+        return None, None
+    path = os.path.join(chart_path, "Chart.yaml")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for number, text in enumerate(handle, start=1):
+                if text.startswith("kubeVersion:"):
+                    return path, number
+    except OSError:
+        pass
+    return path, None
+
+
 def render_files(chart_path: str, options: RenderOptions, chart: Any = None,
                  missing: list[MissingSubchart] | None = None) -> tuple[dict[str, str], list[tuple[str, str]]]:
     """The engine's rendered files (template path -> text) and the CRDs to print, for a chart
@@ -149,6 +209,7 @@ def render_files(chart_path: str, options: RenderOptions, chart: Any = None,
                 raise HelmError(f"chart {chart_path} not found (in-process rendering takes a chart folder or"
                                 " .tgz; name a helm binary with --helm PATH for repository or OCI references)")
             loaded = helm.Chart.load(chart_path)
+        _check_kube_version(helm, chart_path, loaded.metadata, options.kube_version)
         if loaded.metadata.get("type") == "library":
             raise NotLinted("a library chart (`type: library`): it renders nothing of its own, so it is"
                             " linted where an application chart uses it")
