@@ -399,3 +399,45 @@ def test_kube_version_is_honoured_with_a_located_error(tmp_path: Path, command: 
             " with Kubernetes v1.20.0\n")
         proc = run_cli("helm", "new", "--kube-version", "v1.29.4-gke.100", cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr
+
+
+def _shared_renders() -> list[dict]:
+    from conftest import SHARED
+    from ruamel.yaml import YAML
+
+    listing = SHARED / "charts" / "renders.yaml"
+    return list(YAML(typ="safe").load(listing.read_text(encoding="utf-8"))) if listing.is_file() else []
+
+
+@pytest.mark.parametrize("render", _shared_renders(), ids=lambda r: r["id"])
+def test_every_shared_render_works_without_vendored_subcharts(tmp_path: Path, render: dict, monkeypatch) -> None:
+    """Each render of ../shared/charts, its chart copied without charts/: it renders, and the
+    subcharts it reports are exactly the declared ones its values enable."""
+    import shutil
+
+    import helm_python
+    from conftest import SHARED
+
+    from kubegap_lint.helm.dependencies import enabled
+    from kubegap_lint.helm.render import RenderOptions
+    from kubegap_lint.helm.sdk import render as render_chart
+    from kubegap_lint.helm.sdk import user_values
+
+    charts = SHARED / "charts"
+    monkeypatch.chdir(charts)  # the values files are named from there
+    copy = tmp_path / Path(render["chart"]).name
+    shutil.copytree(charts / render["chart"], copy, ignore=shutil.ignore_patterns("charts"))
+    options = RenderOptions(values=list(render["values_files"]), sets=list(render["set"]),
+                            set_strings=list(render["set_string"]), set_files=list(render["set_file"]),
+                            release=render["release"], namespace=render["namespace"],
+                            include_crds=bool(render["include_crds"]))
+    missing: list = []
+    text = render_chart(str(copy), options, missing)
+    with helm_python.Chart.load(str(copy)) as chart:
+        declared = chart.metadata.get("dependencies") or []
+        merged = chart.merge_values(user_values(options))
+    assert [m.name for m in missing] == [d["name"] for d in declared if enabled(d, merged)]
+    assert all(m.line is not None and m.path == str(copy / "Chart.yaml") for m in missing)
+    assert "\nkind: " in text
+    if render["id"] == "gpu-operator":  # node-feature-discovery is on by default: said, not silent
+        assert missing
