@@ -441,3 +441,19 @@ def test_every_shared_render_works_without_vendored_subcharts(tmp_path: Path, re
     assert "\nkind: " in text
     if render["id"] == "gpu-operator":  # node-feature-discovery is on by default: said, not silent
         assert missing
+
+
+def test_the_configuration_takes_set_json_and_set_literal(tmp_path: Path) -> None:
+    import json
+
+    _write_chart(tmp_path, "tol", "", {"deploy.yaml": TOLERATIONS_CHART.replace(
+        "image: img:1\n", "image: img:1\n          args: [{{ .Values.arg | quote }}]\n")}, "tolerations: []\narg: x\n")
+    (tmp_path / ".kubegap-lint.yaml").write_text(
+        "charts:\n  - path: tol\n    set_json: ['tolerations=[{\"key\":\"a\"}]']\n"
+        "    set: ['tolerations[0].effect=NoSchedule']\n    set_literal: ['arg=--a=1,--b={x}']\n")
+    proc = run_cli("helm", "tol", "--keep-rendered", "kept", "--format", "json", cwd=tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr
+    text = (tmp_path / "kept" / "tol.yaml").read_text()
+    assert "      tolerations:\n        - effect: NoSchedule\n          key: a\n" in text
+    assert 'args: ["--a=1,--b={x}"]' in text
+    assert json.loads(proc.stdout)["errors"] == []

@@ -65,7 +65,8 @@ def configured(chart: str, renders: list[ChartRender]) -> list[tuple[RenderOptio
     else once with its defaults."""
     real = os.path.realpath(chart)
     chosen: list[tuple[RenderOptions, ChartRender | None]] = [(RenderOptions(list(r.values), list(r.sets), r.release, r.namespace, list(r.set_strings),
-                             list(r.set_files), r.kube_version, list(r.api_versions), r.include_crds), r)
+                             list(r.set_files), r.kube_version, list(r.api_versions), r.include_crds,
+                             list(r.set_jsons), list(r.set_literals)), r)
               for r in renders if os.path.realpath(r.chart) == real]
     return chosen or [(RenderOptions(), None)]
 
