@@ -168,8 +168,9 @@ def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict
     one note on how to lint them."""
     from kubegap_lint.core.model import InputError
     from kubegap_lint.helm.chartcopy import chart_to_render
+    from kubegap_lint.helm.dependencies import MissingSubchart
     from kubegap_lint.helm.marked import exact_lines
-    from kubegap_lint.helm.render import NEEDS_VALUES_HINT, HelmError, configured, shown_name
+    from kubegap_lint.helm.render import NEEDS_VALUES_HINT, HelmError, NotLinted, configured, note_line, shown_name
     from kubegap_lint.helm.sdk import available, render
     from kubegap_lint.input.sources import Source
 
@@ -186,11 +187,18 @@ def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict
             errors.extend(refused)
             for options, entry in runs:
                 try:
-                    text = render(folder, options)
+                    missing: list[MissingSubchart] = []
+                    text = render(folder, options, missing)
+                    # a subchart left out is said where Chart.yaml declares it; the rest is linted
+                    errors.extend(InputError(m.path.replace(folder, chart), m.message(chart), m.line) for m in missing)
+                except NotLinted as exc:
+                    click.echo(note_line(chart, exc), err=True)
+                    continue
                 except HelmError as exc:
                     where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
-                    hint = NEEDS_VALUES_HINT if entry is None and "missing in charts/" not in str(exc) else ""
-                    errors.append(InputError(chart, f"{where}{str(exc).replace(folder, chart)}{hint}"))
+                    hint = NEEDS_VALUES_HINT if entry is None and exc.path is None else ""
+                    errors.append(InputError((exc.path or chart).replace(folder, chart),
+                                             f"{where}{str(exc).replace(folder, chart)}{hint}", exc.line))
                     continue
                 path = os.path.join(scratch, f"{len(found)}.yaml")
                 with open(path, "w", encoding="utf-8", newline="\n") as handle:

@@ -400,6 +400,7 @@ def _chart_renders(config: ConfigFile, folder: Path) -> list[ChartRender]:
             set_strings=list(entry.get("set_string", [])), set_files=set_files, release=entry.get("release"),
             namespace=entry.get("namespace"), kube_version=entry.get("kube_version"),
             api_versions=list(entry.get("api_versions", [])), include_crds=bool(entry.get("include_crds", False)),
+            set_jsons=list(entry.get("set_json", [])), set_literals=list(entry.get("set_literal", [])),
             origin=(config.display, where[0], where[1])))
     if problems:
         raise DataFileError(problems)

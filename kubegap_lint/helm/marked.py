@@ -229,6 +229,8 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str],
         return {}  # nothing to align (every document a fault: too deep, too large) or no match
     plain_lines = plain_text.split("\n")
     marked_lines = marked_text.split("\n")
+    if not marked:
+        return {}  # nothing rendered: nothing to place
     ends = [r.start.line for r in marked[1:]] + [len(marked_lines) + 1]
     texts: dict[str, list[str]] = {}
 
