@@ -12,7 +12,7 @@ from typing import Any
 
 import jmespath
 import pytest
-from conftest import CORPUS, EXAMPLES, load_bench_generator
+from conftest import CORPUS, EXAMPLES, load_bench_generator, requires_shared
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -105,7 +105,7 @@ def test_every_policy_expression_on_the_examples() -> None:
     assert check_views(views) > 10_000
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not there")
+@requires_shared
 def test_every_policy_expression_on_the_corpus() -> None:
     views = views_of([str(CORPUS)])
     assert len(views) > 100

@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EXAMPLES, REPO, SHARED, run_cli
+from conftest import CHARTS, EXAMPLES, REPO, requires_shared, run_cli, shared_cases
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("helm_python") is None,
     reason="the Helm engine is not installed (pip install -e '.[helm]')")
 
-CHARTS = SHARED / "charts"
 RECORDING = EXAMPLES / "helm" / "rendered.yaml"
 
 
@@ -65,7 +64,7 @@ def _heads(text: str) -> list[tuple[str, str]]:
     return heads
 
 
-@pytest.mark.parametrize("render", [r for r in RENDERS if not r["include_crds"]], ids=lambda r: r["id"])
+@pytest.mark.parametrize("render", shared_cases([pytest.param(r, id=r["id"]) for r in RENDERS if not r["include_crds"]]))
 def test_release_order_is_the_engines_install_order(render: dict[str, Any], monkeypatch) -> None:
     import helm_python
     from helm_python import _native
@@ -199,7 +198,7 @@ def test_without_the_engine_the_message_says_how_to_install_it(tmp_path: Path) -
 REPOSITORIES = sorted(p.name for p in CHARTS.iterdir() if p.is_dir() and "__" in p.name) if CHARTS.is_dir() else []
 
 
-@pytest.mark.parametrize("repository", REPOSITORIES)
+@pytest.mark.parametrize("repository", shared_cases(REPOSITORIES))
 def test_a_chart_repository_lints_as_charts_not_as_yaml(repository: str) -> None:
     """`kubegap-lint REPO`: each chart renders with its defaults; no template, values file,
     files/ or test suite is read as a manifest (no KG003, no finding outside a chart's templates
@@ -217,6 +216,7 @@ def test_a_chart_repository_lints_as_charts_not_as_yaml(repository: str) -> None
         assert line.startswith(f"kubegap-lint: {repository}/") and "helm template" in line
 
 
+@requires_shared
 def test_without_the_engine_charts_are_skipped_with_one_note(tmp_path: Path) -> None:
     (tmp_path / "helm_python.py").write_text("raise ImportError('stand-in: no engine')\n")
     proc = run_cli("--format", "json", "ray-project__kuberay", cwd=CHARTS,

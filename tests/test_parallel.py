@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, EXAMPLES, load_bench_generator, run_cli
+from conftest import CORPUS, EXAMPLES, load_bench_generator, requires_shared, run_cli
 
 from kubegap_lint.engine import parallel
 from kubegap_lint.input.sources import discover
@@ -122,10 +122,9 @@ def test_workers_really_run_and_agree_in_process(many_files, linter_factory, mon
     assert forked.workloads == serial.workloads > 100
 
 
-@pytest.mark.parametrize("folder", [EXAMPLES, CORPUS])
+@pytest.mark.parametrize("folder", [pytest.param(EXAMPLES, id="examples"),
+                                    pytest.param(CORPUS, id="corpus", marks=requires_shared)])
 def test_small_threshold_forks_on_examples_and_corpus(folder, linter_factory, monkeypatch) -> None:
-    if not folder.is_dir():
-        pytest.skip(f"{folder} is not here")
     monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
     linter = linter_factory()
     sources, errors = discover([str(folder)])

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, EXAMPLES, REPO, SHARED, run_cli
+from conftest import CORPUS, EXAMPLES, REPO, SHARED, requires_shared, run_cli
 from sarif_checks import (
     SCHEMA,
     github_problems,
@@ -27,8 +27,7 @@ from kubegap_lint.core.record import replace
 GOLDEN = REPO / "tests" / "golden" / "sarif"
 EXAMPLE_DIRS = sorted(p for p in EXAMPLES.glob("KG[0-9][0-9][0-9]-*") if p.is_dir())
 GPU_JOB = EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml"
-needs_schema = pytest.mark.skipif(not SCHEMA.is_file(), reason=f"SARIF schema not found at {SCHEMA}")
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not found at {CORPUS}")
+needs_schema = needs_corpus = requires_shared  # the schema and the corpus are in ../shared
 
 
 def sarif_of(*args: str, cwd: Path | None = None, stdin: bytes | None = None) -> tuple[dict[str, Any], Any]:
