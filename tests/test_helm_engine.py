@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHARTS, EXAMPLES, REPO, requires_shared, run_cli, shared_cases
+from conftest import CHARTS, EXAMPLES, REPO, requires_shared, run_cli, run_cli_subprocess, shared_cases
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("helm_python") is None,
@@ -186,12 +186,12 @@ def test_without_the_engine_the_message_says_how_to_install_it(tmp_path: Path) -
     # A stand-in module that hides the installed engine, as a machine without the extra would.
     (tmp_path / "helm_python.py").write_text("raise ImportError('stand-in: no engine')\n")
     env = {"PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path}"}
-    proc = run_cli("helm", "examples/helm/gpu-train", env=env)
+    proc = run_cli_subprocess("helm", "examples/helm/gpu-train", env=env)
     assert proc.returncode == 2
     assert proc.stderr.decode() == (
         "kubegap-lint: the Helm engine is not installed: install the Helm engine with"
         " `pip install 'kubegap-lint[helm]'`, or name a helm binary with --helm PATH\n")
-    proc = run_cli("helm", "--from-files", "--allow-missing-helm", "examples/helm/gpu-train/values.yaml", env=env)
+    proc = run_cli_subprocess("helm", "--from-files", "--allow-missing-helm", "examples/helm/gpu-train/values.yaml", env=env)
     assert proc.returncode == 0 and b"not linted (--allow-missing-helm)" in proc.stderr
 
 
@@ -219,8 +219,8 @@ def test_a_chart_repository_lints_as_charts_not_as_yaml(repository: str) -> None
 @requires_shared
 def test_without_the_engine_charts_are_skipped_with_one_note(tmp_path: Path) -> None:
     (tmp_path / "helm_python.py").write_text("raise ImportError('stand-in: no engine')\n")
-    proc = run_cli("--format", "json", "ray-project__kuberay", cwd=CHARTS,
-                   env={"PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path}"})
+    proc = run_cli_subprocess("--format", "json", "ray-project__kuberay", cwd=CHARTS,
+                              env={"PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path}"})
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["findings"] == []
     assert proc.stderr.decode() == (

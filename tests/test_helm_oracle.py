@@ -15,7 +15,7 @@ from conftest import REPO, requires_shared
 sys.path.insert(0, str(REPO / "tests" / "helm_oracle"))
 import oracle  # noqa: E402
 
-pytestmark = [requires_shared, pytest.mark.skipif(importlib.util.find_spec("helm_python") is None,
+pytestmark = [pytest.mark.slow, requires_shared, pytest.mark.skipif(importlib.util.find_spec("helm_python") is None,
                                                   reason="needs the Helm engine (pip install -e '.[helm]')")]
 
 

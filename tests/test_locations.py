@@ -86,6 +86,7 @@ def _in_process_places(linter: Any, name: str, display: str) -> list[tuple[Any, 
                    f.key_path, f.missing, f.message.replace(display, "-")) for f in result.findings)
 
 
+@pytest.mark.slow
 @requires_shared
 def test_every_example_and_corpus_file_locates_alike_from_a_file_and_from_stdin(
         linter_factory, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -159,7 +160,7 @@ two: *base
 
 @pytest.mark.parametrize(("root", "least_checked"), [
     pytest.param(EXAMPLES, 700, id="examples"),
-    pytest.param(CORPUS, 450, id="corpus", marks=requires_shared),
+    pytest.param(CORPUS, 450, id="corpus", marks=[requires_shared, pytest.mark.slow]),
 ])
 def test_every_finding_is_where_its_key_path_names(linter_factory, root: Path, least_checked: int) -> None:
     """On every example and corpus file, a finding on a manifest node (every rule but the input

@@ -312,7 +312,7 @@ def test_a_recursive_aliass_positions_answer_as_the_reference(text: str) -> None
 
 @pytest.mark.parametrize(("root", "patterns", "least_files", "least_documents"), [
     pytest.param(EXAMPLES, ("*.yaml",), 100, 250, id="examples"),
-    pytest.param(CORPUS, ("*.yaml", "*.yml"), 700, 1300, id="corpus", marks=requires_shared),
+    pytest.param(CORPUS, ("*.yaml", "*.yml"), 700, 1300, id="corpus", marks=[requires_shared, pytest.mark.slow]),
 ])
 def test_every_example_and_corpus_document_answers_as_the_reference(
         root: Path, patterns: tuple[str, ...], least_files: int, least_documents: int) -> None:

@@ -102,6 +102,7 @@ _values = st.recursive(_leaves, lambda inner: st.one_of(
 ), max_leaves=12)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(_values)
 def test_dumps_writes_what_the_general_writer_writes_of_to_data(value: Any) -> None:
