@@ -130,13 +130,15 @@ _START_UP_VARIABLES = ("PYTHON", "LC_", "LANG")
 
 def _fresh_process_state() -> None:
     """Forget what a run keeps for the rest of its process (a process runs once; in-process runs
-    follow each other): notes said once, digests of files read, the validated-schema cache as
-    read from its folder, git's answers, loaded baselines."""
+    follow each other and other tests): notes said once, the linted trees no cache may be in,
+    digests of files read, the validated-schema cache as read from its folder, git's answers,
+    loaded baselines."""
     from kubegap_lint.catalog import cache, validcache
     from kubegap_lint.input import git
     from kubegap_lint.suppress import baseline
 
     cache._noted.clear()
+    cache._linted_roots.clear()
     cache._read_digests.clear()
     validcache._known = None
     git._top_level.cache_clear()
@@ -148,7 +150,8 @@ def run_cli(*args: str, stdin: bytes | None = None, cwd: Path | None = None,
             env: dict[str, str] | None = None) -> CliRun:
     """Run the command line as `python -m kubegap_lint` would, in this process: the same main(),
     arguments, standard streams (bytes, not terminals), environment and current folder, and the
-    exit code main() exits with; about 0.3 s less a run than a new interpreter."""
+    exit code main() exits with; a third of the time a new interpreter takes (0.2 s against
+    0.66 s a run, measured on this 2-core machine under load)."""
     from click.testing import CliRunner
 
     from kubegap_lint.cli.main import main
@@ -176,6 +179,7 @@ def run_cli(*args: str, stdin: bytes | None = None, cwd: Path | None = None,
             os.chdir(here)
             for stream in streams:
                 stream.flush()
+            _fresh_process_state()
     if code is None:
         code = 0
     elif not isinstance(code, int):  # sys.exit("text"): printed, exit status 1

@@ -138,3 +138,18 @@ def test_format_names_of_the_command_line_are_the_registry() -> None:
     from kubegap_lint.report.formats import names
 
     assert list(names()) == FORMAT_NAMES
+
+
+@pytest.mark.parametrize(("args", "stdin"), [
+    (("--format", "json", "examples/KG201-training-checkpoint-volume"), None),
+    (("--format", "sarif", "--select", "KG201", "-"), GPU_JOB.read_bytes()),
+    (("examples/KG101-gpu-replicas-share-power-domain", "does-not-exist.yaml"), None),
+    (("explain", "KG999"), None),
+    (("-",), b""),
+])
+def test_run_cli_in_process_gives_what_a_process_gives(args: tuple[str, ...], stdin: bytes | None) -> None:
+    """run_cli (main() in the test's process) stands in for a process in most tests: the same
+    exit code and the same bytes on both streams, findings, input errors and usage errors alike."""
+    inside, process = run_cli(*args, stdin=stdin), run_cli_subprocess(*args, stdin=stdin)
+    assert (inside.returncode, inside.stdout, inside.stderr) == (process.returncode, process.stdout, process.stderr)
+    assert inside.stdout or inside.stderr
