@@ -230,6 +230,7 @@ def test_action_help_links_name_the_ref_that_ran(workspace: dict[str, Any]) -> N
         "https://docs.example/rules#kg201-training-checkpoint-volume"
 
 
+@pytest.mark.slow
 def test_action_install_is_isolated(workspace: dict[str, Any]) -> None:
     """The real install step (a virtual environment from the pinned constraints; pip reads this
     machine's package index), then the lint step with that environment's Python: the caller's

@@ -13,14 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SHARED, run_cli
+from conftest import CHARTS, requires_shared, run_cli
 
-CHARTS = SHARED / "charts"
 RECIPES = "AI-Hypercomputer__gpu-recipes"
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("helm_python") is None or not (CHARTS / "renders.yaml").is_file(),
-    reason="needs the Helm engine (pip install -e '.[helm]') and ../shared/charts")
+pytestmark = [requires_shared, pytest.mark.skipif(importlib.util.find_spec("helm_python") is None,
+                                                  reason="needs the Helm engine (pip install -e '.[helm]')")]
 
 
 def _renders(repository: str) -> list[dict[str, Any]]:

@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EXAMPLES, REPO, SHARED, run_cli
+from conftest import CHARTS, EXAMPLES, REPO, requires_shared, run_cli, run_cli_subprocess, shared_cases
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("helm_python") is None,
     reason="the Helm engine is not installed (pip install -e '.[helm]')")
 
-CHARTS = SHARED / "charts"
 RECORDING = EXAMPLES / "helm" / "rendered.yaml"
 
 
@@ -65,7 +64,7 @@ def _heads(text: str) -> list[tuple[str, str]]:
     return heads
 
 
-@pytest.mark.parametrize("render", [r for r in RENDERS if not r["include_crds"]], ids=lambda r: r["id"])
+@pytest.mark.parametrize("render", shared_cases([pytest.param(r, id=r["id"]) for r in RENDERS if not r["include_crds"]]))
 def test_release_order_is_the_engines_install_order(render: dict[str, Any], monkeypatch) -> None:
     import helm_python
     from helm_python import _native
@@ -187,19 +186,19 @@ def test_without_the_engine_the_message_says_how_to_install_it(tmp_path: Path) -
     # A stand-in module that hides the installed engine, as a machine without the extra would.
     (tmp_path / "helm_python.py").write_text("raise ImportError('stand-in: no engine')\n")
     env = {"PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path}"}
-    proc = run_cli("helm", "examples/helm/gpu-train", env=env)
+    proc = run_cli_subprocess("helm", "examples/helm/gpu-train", env=env)
     assert proc.returncode == 2
     assert proc.stderr.decode() == (
         "kubegap-lint: the Helm engine is not installed: install the Helm engine with"
         " `pip install 'kubegap-lint[helm]'`, or name a helm binary with --helm PATH\n")
-    proc = run_cli("helm", "--from-files", "--allow-missing-helm", "examples/helm/gpu-train/values.yaml", env=env)
+    proc = run_cli_subprocess("helm", "--from-files", "--allow-missing-helm", "examples/helm/gpu-train/values.yaml", env=env)
     assert proc.returncode == 0 and b"not linted (--allow-missing-helm)" in proc.stderr
 
 
 REPOSITORIES = sorted(p.name for p in CHARTS.iterdir() if p.is_dir() and "__" in p.name) if CHARTS.is_dir() else []
 
 
-@pytest.mark.parametrize("repository", REPOSITORIES)
+@pytest.mark.parametrize("repository", shared_cases(REPOSITORIES))
 def test_a_chart_repository_lints_as_charts_not_as_yaml(repository: str) -> None:
     """`kubegap-lint REPO`: each chart renders with its defaults; no template, values file,
     files/ or test suite is read as a manifest (no KG003, no finding outside a chart's templates
@@ -218,10 +217,11 @@ def test_a_chart_repository_lints_as_charts_not_as_yaml(repository: str) -> None
         assert "helm template" in line or re.search(r"/Chart\.yaml:\d+: subchart \S+ not linted: not in charts/", line)
 
 
+@requires_shared
 def test_without_the_engine_charts_are_skipped_with_one_note(tmp_path: Path) -> None:
     (tmp_path / "helm_python.py").write_text("raise ImportError('stand-in: no engine')\n")
-    proc = run_cli("--format", "json", "ray-project__kuberay", cwd=CHARTS,
-                   env={"PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path}"})
+    proc = run_cli_subprocess("--format", "json", "ray-project__kuberay", cwd=CHARTS,
+                              env={"PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path}"})
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["findings"] == []
     assert proc.stderr.decode() == (

@@ -10,14 +10,13 @@ import sys
 from collections import Counter
 
 import pytest
-from conftest import REPO
+from conftest import REPO, requires_shared
 
 sys.path.insert(0, str(REPO / "tests" / "helm_oracle"))
 import oracle  # noqa: E402
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("helm_python") is None or not (oracle.CHARTS / "renders.yaml").is_file(),
-    reason="needs the Helm engine (pip install -e '.[helm]') and ../shared/charts")
+pytestmark = [pytest.mark.slow, requires_shared, pytest.mark.skipif(importlib.util.find_spec("helm_python") is None,
+                                                  reason="needs the Helm engine (pip install -e '.[helm]')")]
 
 
 @pytest.fixture(scope="module")

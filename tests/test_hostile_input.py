@@ -269,6 +269,7 @@ def test_special_files_by_name_and_in_a_walk(tmp_path: Path) -> None:
     assert "1 file," in proc.stdout.decode()
 
 
+@pytest.mark.slow
 def test_a_folder_of_twenty_thousand_files(tmp_path: Path) -> None:
     folder = tmp_path / "many"
     folder.mkdir()

@@ -9,9 +9,10 @@ import select
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import REPO, run_cli
+from conftest import REPO, run_cli, run_cli_subprocess
 
 SPREAD = REPO / "examples" / "KG101-gpu-replicas-share-power-domain" / "bad-no-spread.yaml"
 
@@ -22,8 +23,10 @@ def _plant(folder: Path, name: bytes, resource: str = "llm-server") -> Path:
     return path
 
 
-def _lint(folder: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    return run_cli(".", "--select", "KG101", *args, cwd=folder, env=env)
+def _lint(folder: Path, *args: str, env: dict[str, str] | None = None) -> Any:
+    """In this process; in a new interpreter when env sets a variable it reads at start-up."""
+    run = run_cli_subprocess if env else run_cli
+    return run(".", "--select", "KG101", *args, cwd=folder, env=env)
 
 
 def test_a_file_name_that_is_not_utf8_reaches_sarif_and_github(tmp_path) -> None:

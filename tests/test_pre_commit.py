@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, GPU_DEPLOYMENT, PDB, REPO
 
+pytestmark = pytest.mark.slow  # the real pre-commit: a new interpreter and a hook install per test
+
 GPU_JOB = (EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml").read_text()
 CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: b\n"
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
