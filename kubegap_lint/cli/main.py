@@ -47,7 +47,8 @@ class _DefaultLintGroup(click.Group):
     lazy = {"helm": ("kubegap_lint.cli.helm", "helm_command"),
             **{name: ("kubegap_lint.cli.commands", attribute) for name, attribute in (
                 ("config", "config_group"), ("baseline", "baseline_group"), ("policies", "policies_group"),
-                ("rules", "rules_command"), ("explain", "explain_command"))}}
+                ("rules", "rules_command"), ("explain", "explain_command"))},
+            "mcp": ("kubegap_lint.cli.serve", "mcp_command"), "server": ("kubegap_lint.cli.serve", "server_command")}
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in ("--version", "--help", "-h", "lint"):
