@@ -136,9 +136,13 @@ def test_paths_outside_the_workspace_are_refused(tmp_path: Path) -> None:
     _, results = _session(root, [("lint_manifests", {"paths": p}) for p in refused] + [
         ("lint_manifests", {"text": "a: 1", "filename": "/etc/passwd"}),
         ("render_and_lint_chart", {"chart": "../secret"}),
+        ("lint_manifests", {"paths": ["."], "select": ["KG201"]}),
         ("lint_manifests", {"paths": [str(root / "deploy" / "job.yaml")], "select": ["KG201"]}),
     ])
-    for result in results[:-1]:
+    # A folder that holds a link out of the workspace: the link is not followed (the CLI's rule).
+    walked = results[-2].structured_content
+    assert [(f["location"]["path"], f["location"]["line"]) for f in walked["findings"]] == [("deploy/job.yaml", 9)]
+    for result in results[:-2]:
         assert result.is_error
         assert "outside the workspace root" in result.content[0].text or "Helm engine" in result.content[0].text
     inside = results[-1].structured_content  # an absolute path inside the root is fine

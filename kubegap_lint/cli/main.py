@@ -103,7 +103,7 @@ def cli() -> None:
 @click.option("--follow-symlinks-out", is_flag=True,
               help="Read symbolic links to files outside the linted tree (skipped with a note by default).")
 @stdin_filename_option
-def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None,
+def lint_command(paths: tuple[str, ...], fmt: tuple[tuple[str, str | None], ...], output: str | None, fail_on: str | None,
                  config_file: str | None, no_config: bool, select: tuple[str, ...],
                  ignore: tuple[str, ...], baseline: str | None, no_baseline: bool,
                  show_suppressed: bool, no_colour: bool, chart_dirs: tuple[str, ...] = (),

@@ -88,8 +88,13 @@ class KubegapLanguageServer(LanguageServer):
         path = to_fs_path(uri)
         if path is None or not holds_manifests(path, document.source):
             return document.version, []
-        linted = self.linter.lint(path, document.source)
         lines = document.source.splitlines()
+        try:
+            linted = self.linter.lint(path, document.source)
+        except Exception as exc:  # noqa: BLE001 - a bug met by one document: said on it, the server goes on
+            error = InputError(path, f"internal error: {type(exc).__name__}: {exc} (please report this with the"
+                                     " file that caused it)", 1, 1)
+            return document.version, [error_diagnostic(error, lines)]
         found = [finding_diagnostic(f, lines, linted) for f in linted.findings]
         found += [error_diagnostic(e, lines) for e in linted.errors]
         return document.version, found
