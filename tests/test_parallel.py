@@ -91,7 +91,7 @@ def test_shares_are_contiguous_and_cover_every_document(many_files) -> None:
     assert min(sizes) > 0.4 * sum(sizes)
 
 
-@pytest.mark.parametrize("fmt", ["json", "text"])
+@pytest.mark.parametrize("fmt", ["json", "text", "junit"])  # junit: a case for every workload
 def test_cli_jobs_two_prints_what_jobs_one_prints(many_files, fmt) -> None:
     serial = run_cli("--format", fmt, "--jobs", "1", str(many_files), "does-not-exist.yaml")
     forked = run_cli_subprocess("--format", fmt, "--jobs", "2", str(many_files), "does-not-exist.yaml")
@@ -120,6 +120,7 @@ def test_workers_really_run_and_agree_in_process(many_files, linter_factory, mon
     assert _json(forked, linter) == _json(serial, linter)
     assert forked.estimates == serial.estimates
     assert forked.workloads == serial.workloads > 100
+    assert list(forked.iter_workloads()) == list(serial.iter_workloads())
 
 
 @pytest.mark.parametrize("folder", [pytest.param(EXAMPLES, id="examples"),

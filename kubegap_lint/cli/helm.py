@@ -56,7 +56,7 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
                  release: str | None, namespace: str | None, kube_version: str | None,
                  api_versions: tuple[str, ...], include_crds: bool, helm_path: str | None,
                  keep_rendered: str | None, from_files: bool,
-                 allow_missing_helm: bool, fmt: str, output: str | None, fail_on: str | None,
+                 allow_missing_helm: bool, fmt: tuple[tuple[str, str | None], ...], output: str | None, fail_on: str | None,
                  select: tuple[str, ...], ignore: tuple[str, ...], no_colour: bool,
                  config_file: str | None = None, no_config: bool = False, sarif_root: str | None = None,
                  sarif_category: str | None = None, choices: OutputChoices | None = None) -> None:

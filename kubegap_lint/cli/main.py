@@ -47,7 +47,8 @@ class _DefaultLintGroup(click.Group):
     lazy = {"helm": ("kubegap_lint.cli.helm", "helm_command"),
             **{name: ("kubegap_lint.cli.commands", attribute) for name, attribute in (
                 ("config", "config_group"), ("baseline", "baseline_group"), ("policies", "policies_group"),
-                ("rules", "rules_command"), ("explain", "explain_command"))}}
+                ("rules", "rules_command"), ("explain", "explain_command"))},
+            "mcp": ("kubegap_lint.cli.serve", "mcp_command"), "server": ("kubegap_lint.cli.serve", "server_command")}
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in ("--version", "--help", "-h", "lint"):
@@ -102,7 +103,7 @@ def cli() -> None:
 @click.option("--follow-symlinks-out", is_flag=True,
               help="Read symbolic links to files outside the linted tree (skipped with a note by default).")
 @stdin_filename_option
-def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None,
+def lint_command(paths: tuple[str, ...], fmt: tuple[tuple[str, str | None], ...], output: str | None, fail_on: str | None,
                  config_file: str | None, no_config: bool, select: tuple[str, ...],
                  ignore: tuple[str, ...], baseline: str | None, no_baseline: bool,
                  show_suppressed: bool, no_colour: bool, chart_dirs: tuple[str, ...] = (),

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from kubegap_lint.catalog.policies import Catalog, Policy, load_catalog
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.core.errors import DataFileError, KubegapError
-from kubegap_lint.core.model import Finding, InputError, Location, Severity
+from kubegap_lint.core.model import Finding, InputError, Location, ResourceRef, Severity
 from kubegap_lint.core.record import field, record
 from kubegap_lint.input.read import InputFault, ReadStats, Resource
 from kubegap_lint.input.readers import Reader
@@ -59,6 +59,9 @@ class LintResult:
     views: list[WorkloadView] = field(default_factory=list, repr=False)
     estimate_store: SortedSpill[tuple[int, Estimate]] | None = field(default=None, repr=False)
     baseline: tuple[Counter[str], str] | None = None  # applied as the sorted findings are read
+    # Each workload linted, in input order (its resource and place): reports that list the
+    # clean workloads too (JUnit) read it; spilled like the findings.
+    workload_store: SortedSpill[tuple[int, tuple[ResourceRef, Location]]] | None = field(default=None, repr=False)
     _tally: Tally | None = field(default=None, init=False, repr=False)
 
     def iter_findings(self) -> Iterator[Finding]:
@@ -81,6 +84,9 @@ class LintResult:
         store.extend(findings)
         self.store.close()
         self.store, self._tally = store, None
+
+    def iter_workloads(self) -> Iterator[tuple[ResourceRef, Location]]:
+        return (w for _, w in self.workload_store or ())
 
     def iter_estimates(self) -> Iterator[Estimate]:
         return (e for _, e in self.estimate_store or ())
@@ -266,7 +272,8 @@ def collector_paused() -> Iterator[None]:
 
 def make_result(linter: Linter, findings: SortedSpill[Finding], errors: list[InputError], stats: ReadStats,
                 workloads: int, views: list[WorkloadView],
-                estimates: SortedSpill[tuple[int, Estimate]]) -> LintResult:
+                estimates: SortedSpill[tuple[int, Estimate]],
+                workload_refs: SortedSpill[tuple[int, tuple[ResourceRef, Location]]] | None = None) -> LintResult:
     """The one place a LintResult is made (a run's end, and parallel.py's merge of its workers)."""
     baseline = None
     settings = linter.settings
@@ -275,7 +282,7 @@ def make_result(linter: Linter, findings: SortedSpill[Finding], errors: list[Inp
 
         baseline = (load_baseline(settings.baseline), str(settings.baseline))
     return LintResult(findings, errors, stats, workloads, linter.policies, linter.catalog, views, estimates,
-                      baseline)
+                      baseline, workload_refs)
 
 
 def _tally_key(finding: Finding) -> tuple[Severity, bool]:
@@ -326,6 +333,8 @@ class _Run:
         self.faults: SortedSpill[Finding] = SortedSpill(Finding.sort_key)  # matched at the end
         self.findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key, tally=_tally_key)
         self.estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(lambda pair: pair[0])
+        self.workload_refs: SortedSpill[tuple[int, tuple[ResourceRef, Location]]] = SortedSpill(
+            lambda pair: pair[0])
         self.views: list[tuple[int, WorkloadView]] = []
         self.workloads = 0
         self._builder: ViewBuilder | None = None  # made at the first workload (start-up: an input
@@ -398,8 +407,9 @@ class _Run:
                 return
             from kubegap_lint.engine.estimate import estimate
 
-            found = estimate(view, Location(resource.path, resource.start.line, resource.start.column),
-                             resource.ref(), self.linter.params.get("interruption_reference"))
+            place = Location(resource.path, resource.start.line, resource.start.column)
+            ref = resource.ref()
+            found = estimate(view, place, ref, self.linter.params.get("interruption_reference"))
         except KubegapError:
             raise
         except Exception as exc:  # a bug met by one document: say where, lint the rest
@@ -411,6 +421,7 @@ class _Run:
             ))
             return
         self.workloads += 1
+        self.workload_refs.add((order, (ref, place)))
         if self.keep_views:
             self.views.append((order, view))
         if found is not None:
@@ -452,4 +463,4 @@ class _Run:
         self.findings.extend(self.suppressor.closing_findings())
         self.views.sort(key=lambda pair: pair[0])
         return make_result(self.linter, self.findings, self.errors, stats, self.workloads,
-                           [v for _, v in self.views], self.estimates)
+                           [v for _, v in self.views], self.estimates, self.workload_refs)
