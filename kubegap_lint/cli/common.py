@@ -142,20 +142,3 @@ def report_and_exit(result: Any, linter: Any, fmt: str, output: str | None, no_c
         click.echo(f"{summary_line(result)}; report written to {safe_text(output)}", err=True)
     code = result.exit_code(linter.settings.fail_on)
     sys.exit(0 if code == 1 and choices.exit_zero else code)
-
-
-def repository_context(paths: tuple[str, ...], sources: list[Any], excludes: list[str]) -> Any:
-    """The facts of the rest of the git work tree for a partial run (workloads/repofacts.py);
-    a chart's files are not manifests until rendered, so they give none."""
-    from kubegap_lint.helm.render import chart_root
-    from kubegap_lint.workloads.repofacts import repository_context
-
-    in_chart: dict[str, bool] = {}  # by folder: a file's chart is its folder's (the tree's files share few)
-
-    def skip(path: str) -> bool:
-        folder = os.path.dirname(os.path.abspath(path))
-        if folder not in in_chart:
-            in_chart[folder] = chart_root(path) is not None
-        return in_chart[folder]
-
-    return repository_context(paths, sources, excludes, skip)

@@ -17,7 +17,7 @@ import sys
 import click
 
 from kubegap_lint import __version__
-from kubegap_lint.cli.common import EXIT_USAGE, fail, report_and_exit, repository_context, resolve_settings
+from kubegap_lint.cli.common import EXIT_USAGE, fail, report_and_exit, resolve_settings
 from kubegap_lint.cli.options import (
     OutputChoices,
     config_options,
@@ -101,6 +101,8 @@ def cli() -> None:
                    " process streams with bounded memory, workers hold the whole input.")
 @click.option("--follow-symlinks-out", is_flag=True,
               help="Read symbolic links to files outside the linted tree (skipped with a note by default).")
+@click.option("--allow-unrendered", is_flag=True,
+              help="Report a chart that cannot be rendered (KG009) as a note, not an error.")
 @stdin_filename_option
 def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None,
                  config_file: str | None, no_config: bool, select: tuple[str, ...],
@@ -109,13 +111,15 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
                  skip_chart_templates: bool = False, sarif_root: str | None = None,
                  sarif_category: str | None = None, jobs: int = 1, repo_facts: bool = True,
                  choices: OutputChoices | None = None, stdin_filename: str | None = None,
-                 follow_symlinks_out: bool = False) -> None:
+                 follow_symlinks_out: bool = False, allow_unrendered: bool = False) -> None:
     """Lint manifests: files, folders (recursively) and - for stdin. A folder holding a
-    Chart.yaml is a chart: rendered in-process when the Helm engine is installed, else skipped."""
+    Chart.yaml is a chart: rendered in-process with the Helm engine; one that cannot be
+    rendered (no engine, or a render that fails) is a KG009 finding at its Chart.yaml."""
     if not paths:
         fail("no input: name files or folders to lint, or - for stdin (see --help)")
-    from kubegap_lint.engine.run import Linter
-    from kubegap_lint.input.sources import discover
+    from kubegap_lint.engine import parallel
+    from kubegap_lint.engine.inputs import allow_unrendered as allow_unrendered_inputs
+    from kubegap_lint.engine.inputs import lint_inputs
 
     choices = choices or OutputChoices()
     stdin_name = stdin_filename
@@ -124,35 +128,15 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
     settings = resolved.settings
     settings.chart_dirs.extend(chart_dirs)
     settings.follow_symlinks_out = follow_symlinks_out
-    sources, errors = discover(paths, settings.exclude, stdin_name, follow_outside=follow_symlinks_out)
-    if repo_facts:
-        settings.context = repository_context(_config_paths(paths, stdin_name), sources, settings.exclude)
-    linter = Linter(settings, catalog=catalog)
-    from kubegap_lint.engine import parallel
-    from kubegap_lint.helm.render import split_chart_sources
-
-    sources, charts = split_chart_sources(sources)
-    if charts:
-        choices.allow_empty = True  # charts were found (rendered, or skipped with a note): not empty
-    if charts and not skip_chart_templates:
-        from contextlib import ExitStack  # only charts need a scratch folder (start-up)
-
-        from kubegap_lint.core.model import InputError
-        from kubegap_lint.core.tempdir import scratch_folder
-
-        with ExitStack() as scratch_kept:
-            # Rendered files go to a private folder in the system's temp folder, never the
-            # current one (tempfile's fallback); none usable: each chart is an input error.
-            try:
-                scratch = scratch_kept.enter_context(scratch_folder("charts-"))
-            except OSError as exc:
-                errors.extend(InputError(chart, f"cannot be rendered: {exc}") for chart in charts)
-            else:
-                sources += _rendered_charts(charts, scratch, errors, linter.template_places, settings.charts)
-            settings.chart_dirs.extend(charts)
-            result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
-    else:
-        result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
+    if allow_unrendered:
+        allow_unrendered_inputs(settings)
+    with lint_inputs(paths, settings, catalog, stdin_name=stdin_name, repo_facts=repo_facts,
+                     skip_charts=skip_chart_templates, follow_outside=follow_symlinks_out,
+                     config_paths=_config_paths(paths, stdin_name)) as inputs:
+        if inputs.charts:
+            choices.allow_empty = True  # charts were found (rendered, or each a KG009): not empty
+        linter = inputs.linter
+        result = parallel.lint_sources(linter, inputs.sources, inputs.errors, jobs=jobs)
     report_and_exit(result, linter, fmt, output, no_colour, show_suppressed, sarif_root, sarif_category,
                     choices)
 
@@ -160,41 +144,6 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
 def _config_paths(paths: tuple[str, ...], stdin_name: str | None) -> tuple[str, ...]:
     """The paths the configuration is found from: --stdin-filename stands for -."""
     return tuple(stdin_name if p == "-" and stdin_name else p for p in paths)
-
-
-def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict, renders: list) -> list:
-    """Each chart rendered in-process, as the configuration's `charts:` entries say or with its
-    default values (a file in `scratch`, read as a source), or, without the Helm engine, none and
-    one note on how to lint them."""
-    from kubegap_lint.core.model import InputError
-    from kubegap_lint.helm.marked import exact_lines
-    from kubegap_lint.helm.render import NEEDS_VALUES_HINT, HelmError, configured, shown_name
-    from kubegap_lint.helm.sdk import available, render
-    from kubegap_lint.input.sources import Source
-
-    if not available():
-        click.echo(f"kubegap-lint: {len(charts)} chart(s) not linted ({', '.join(charts)}): their files are"
-                   " not manifests until rendered; install `kubegap-lint[helm]` to render them here, or run"
-                   " `kubegap-lint helm CHART`", err=True)
-        return []
-    found: list[Source] = []
-    for chart in charts:
-        runs = configured(chart, renders)
-        for options, entry in runs:
-            try:
-                text = render(chart, options)
-            except HelmError as exc:
-                where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
-                hint = NEEDS_VALUES_HINT if entry is None and "missing in charts/" not in str(exc) else ""
-                errors.append(InputError(chart, f"{where}{exc}{hint}"))
-                continue
-            path = os.path.join(scratch, f"{len(found)}.yaml")
-            with open(path, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
-            shown = shown_name(chart, entry, len(runs))
-            places[shown] = exact_lines(chart, options, text)
-            found.append(Source(shown, path))
-    return found
 
 
 def main() -> None:

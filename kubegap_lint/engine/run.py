@@ -122,6 +122,12 @@ class LintResult:
         return 0
 
 
+# Rules that say what a run could not lint: on whatever `select` names, as an input error
+# would be (a run that picks its rules still never passes over an input it did not read); off
+# only when ignored by name.
+VERDICT_RULES = frozenset({"input-not-rendered"})
+
+
 def active_policies(catalog: Catalog, settings: Settings) -> list[Policy]:
     """Apply select, ignore and severity overrides (ids, names, prefixes, globs or tags:
     Catalog.select); unknown keys are errors."""
@@ -138,7 +144,7 @@ def active_policies(catalog: Catalog, settings: Settings) -> list[Policy]:
     for policy in catalog.policies:
         if policy.id in ignored:
             continue
-        if selected is not None and policy.id not in selected:
+        if selected is not None and policy.id not in selected and policy.name not in VERDICT_RULES:
             continue
         if selected is None and not policy.enabled:
             continue
@@ -179,6 +185,9 @@ class Linter:
         # Template places learned from a marked render (helm/marked.py), by rendered stream and
         # line: set by `kubegap-lint helm` for the charts it renders itself.
         self.template_places: dict[str, dict[int, Any]] = {}
+        # Inputs that could not be rendered (KG009, engine/inputs.py): faults of every run, so
+        # that a run never passes over what it did not lint.
+        self.unlinted: list[InputFault] = []
 
     def new_index(self, facts_in_memory: int | None = None) -> InputIndex:
         """An empty index for a run, holding the facts of the files around a partial run
@@ -187,6 +196,17 @@ class Linter:
         if self.settings.context is not None:
             self.settings.context.seed(index)
         return index
+
+    def unlinted_findings(self) -> list[Finding]:
+        """The findings of the inputs that were not rendered, with the configuration's
+        exemptions applied (parallel.py's merge; a serial run takes them as faults)."""
+        from kubegap_lint.engine.evaluate import fault_finding
+
+        policy = self.input_policies.get("input-not-rendered")
+        if policy is None:
+            return []
+        suppressor = Suppressor(self)
+        return [suppressor.apply(fault_finding(fault, policy)) for fault in self.unlinted]
 
     def _interpreter(self) -> Any:
         from kubegap_lint.catalog.functions import PolicyInterpreter
@@ -233,6 +253,9 @@ class Linter:
             stats = ReadStats()
             # An in-memory input costs no more kept parsed; the streaming budget is the default.
             pending = PendingWorkloads(sys.maxsize) if reader.in_memory else PendingWorkloads()
+            if index is None:  # not a worker's share: parallel.py adds them to the merge
+                for fault in self.unlinted:
+                    run.take(fault)
             try:
                 for _, item in reader.read(stats, run.errors):
                     rule = run.take(item)
