@@ -124,8 +124,8 @@ class LintResult:
 
 # Rules that say what a run could not lint: on whatever `select` names, as an input error
 # would be (a run that picks its rules still never passes over an input it did not read); off
-# only when ignored by name.
-VERDICT_RULES = frozenset({"input-not-rendered"})
+# only when ignored. Not listed among the run's rules unless they find something.
+VERDICT_RULES = ("input-not-rendered",)
 
 
 def active_policies(catalog: Catalog, settings: Settings) -> list[Policy]:
@@ -144,7 +144,7 @@ def active_policies(catalog: Catalog, settings: Settings) -> list[Policy]:
     for policy in catalog.policies:
         if policy.id in ignored:
             continue
-        if selected is not None and policy.id not in selected and policy.name not in VERDICT_RULES:
+        if selected is not None and policy.id not in selected:
             continue
         if selected is None and not policy.enabled:
             continue
@@ -154,6 +154,26 @@ def active_policies(catalog: Catalog, settings: Settings) -> list[Policy]:
             policy = replace(policy, severity=overrides[policy.id])
         chosen.append(policy)
     return chosen
+
+
+def verdict_policies(catalog: Catalog, settings: Settings, active: list[Policy]) -> list[Policy]:
+    """The verdict rules a selection left out, unless ignored, with their severity overrides."""
+    if not settings.select:
+        return []
+    names = {p.name for p in active}
+    ignored = {p.id for k in settings.ignore for p in catalog.select(k)}
+    found = []
+    for name in VERDICT_RULES:
+        policy = catalog.find(name)
+        if policy is None or policy.name in names or policy.id in ignored:
+            continue
+        for key, severity in settings.severity.items():
+            if any(p.id == policy.id for p in catalog.select(key)):
+                from kubegap_lint.core.record import replace
+
+                policy = replace(policy, severity=severity)
+        found.append(policy)
+    return found
 
 
 def effective_params(catalog: Catalog, settings: Settings) -> dict[str, Any]:
@@ -181,6 +201,7 @@ class Linter:
         if pattern_errors:
             raise DataFileError(pattern_errors)
         self.input_policies = {p.name: p for p in self.policies if p.scope == "input"}
+        self.input_policies.update((p.name, p) for p in verdict_policies(self.catalog, self.settings, self.policies))
         self.workload_policies = [p for p in self.policies if p.scope == "workload"]
         # Template places learned from a marked render (helm/marked.py), by rendered stream and
         # line: set by `kubegap-lint helm` for the charts it renders itself.
