@@ -130,7 +130,7 @@ def report_and_exit(result: Any, linter: Any, fmt: str, output: str | None, no_c
     options = ReportOptions(colour=not output and colour_wanted(no_colour, sys.stdout),
                             show_suppressed=show_suppressed, params=linter.params,
                             sarif_root=sarif_root, sarif_category=sarif_category,
-                            summary=not choices.quiet, estimates=choices.estimate and not choices.quiet,
+                            summary=not choices.quiet, estimates=choices.estimate and not choices.quiet and not choices.statistics,
                             statistics=choices.statistics)
     report = render(fmt, result, options)
     for warning in report.warnings:

@@ -38,6 +38,15 @@ def _parses_as_lint(args: list[str]) -> bool:
     return all(path == "-" or os.path.exists(path) for path in values.get("paths") or ())
 
 
+def _no_such_command(word: str, commands: list[str]) -> None:
+    """A word that is neither a path nor a subcommand but is spelt like one: say which."""
+    import difflib
+
+    close = difflib.get_close_matches(word, [*commands, "lint"], n=1, cutoff=0.75)
+    if close:
+        fail(f"no such file, folder or command '{word}': did you mean `kubegap-lint {close[0]}`?")
+
+
 class _DefaultLintGroup(click.Group):
     """Treat `kubegap-lint PATH...` as `kubegap-lint lint PATH...`, also when PATH is named
     like a subcommand: an existing path wins, unless the rest of the line only makes sense as
@@ -53,6 +62,8 @@ class _DefaultLintGroup(click.Group):
         if args and args[0] not in ("--version", "--help", "-h", "lint"):
             first = args[0]
             known = first in self.commands or first in self.lazy
+            if not known and not first.startswith("-") and not os.path.exists(first):
+                _no_such_command(first, self.list_commands(ctx))
             if not known or (os.path.exists(first) and _parses_as_lint(args)):
                 args = ["lint", *args]
         return super().parse_args(ctx, args)
@@ -161,7 +172,18 @@ def main() -> None:
             gc.enable()
 
 
+def _show_traceback() -> bool:
+    """--show-traceback anywhere on the line (taken off it), or KUBEGAP_LINT_DEBUG=1: an
+    internal error prints its traceback too."""
+    wanted = os.environ.get("KUBEGAP_LINT_DEBUG", "") not in ("", "0")
+    if "--show-traceback" in sys.argv[1:]:
+        sys.argv[1:] = [a for a in sys.argv[1:] if a != "--show-traceback"]
+        wanted = True
+    return wanted
+
+
 def _main() -> None:
+    traceback_wanted = _show_traceback()
     # Names from any input must reach any terminal: what the locale cannot encode (an emoji in
     # a Latin-1 locale, a file name that is not UTF-8) is written as a backslash escape.
     for stream in (sys.stdout, sys.stderr):
@@ -200,6 +222,10 @@ def _main() -> None:
     except SystemExit:
         raise
     except Exception as exc:  # a bug: still one line, with what to report
+        if traceback_wanted:
+            import traceback
+
+            traceback.print_exc()
         click.echo(f"kubegap-lint: internal error: {type(exc).__name__}: {exc}"
                    " (please report this with the input that caused it)", err=True)
         sys.exit(EXIT_USAGE)
