@@ -112,6 +112,10 @@ def cli() -> None:
                    " process streams with bounded memory, workers hold the whole input.")
 @click.option("--follow-symlinks-out", is_flag=True,
               help="Read symbolic links to files outside the linted tree (skipped with a note by default).")
+@click.option("--staged", is_flag=True,
+              help="PATHS are a commit's changed files (the pre-commit hook; none is no error): also report"
+                   " the findings its staged changes to PDBs, ConfigMaps, autoscalers or runtimes, deletions"
+                   " included, cause on the repository's other files.")
 @click.option("--allow-unrendered", is_flag=True,
               help="Report a chart that cannot be rendered (KG009) as a note, not an error.")
 @stdin_filename_option
@@ -122,11 +126,11 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
                  skip_chart_templates: bool = False, sarif_root: str | None = None,
                  sarif_category: str | None = None, jobs: int = 1, repo_facts: bool = True,
                  choices: OutputChoices | None = None, stdin_filename: str | None = None,
-                 follow_symlinks_out: bool = False, allow_unrendered: bool = False) -> None:
+                 follow_symlinks_out: bool = False, allow_unrendered: bool = False, staged: bool = False) -> None:
     """Lint manifests: files, folders (recursively) and - for stdin. A folder holding a
     Chart.yaml is a chart: rendered in-process with the Helm engine; one that cannot be
     rendered (no engine, or a render that fails) is a KG009 finding at its Chart.yaml."""
-    if not paths:
+    if not paths and not staged:
         fail("no input: name files or folders to lint, or - for stdin (see --help)")
     from kubegap_lint.engine import parallel
     from kubegap_lint.engine.inputs import allow_unrendered as allow_unrendered_inputs
@@ -148,6 +152,15 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
             choices.allow_empty = True  # charts were found (rendered, or each a KG009): not empty
         linter = inputs.linter
         result = parallel.lint_sources(linter, inputs.sources, inputs.errors, jobs=jobs)
+    if staged:
+        from kubegap_lint.engine.decided import decided_findings
+
+        caused = decided_findings(paths, settings, catalog)
+        if caused:  # a commit's run is small: its findings are read back whole
+            choices.allow_empty = True
+            kept = list(result.iter_findings())
+            result.baseline = None  # applied to `kept` already
+            result.findings = [*kept, *caused]
     report_and_exit(result, linter, fmt, output, no_colour, show_suppressed, sarif_root, sarif_category,
                     choices)
 
