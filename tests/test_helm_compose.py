@@ -34,11 +34,22 @@ CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n"
 @pytest.mark.parametrize("command", [("helm",), ()], ids=["helm", "lint"])
 def test_a_library_chart_is_a_note_not_an_error(tmp_path: Path, command: tuple[str, ...]) -> None:
     _write_chart(tmp_path, "lib", "type: library\n", {"_helpers.tpl": '{{- define "lib.x" }}a: b{{ end }}\n'})
-    proc = run_cli(*command, "lib", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.decode() == (
-        "kubegap-lint: note: lib: a library chart (`type: library`): it renders nothing of its own,"
-        " so it is linted where an application chart uses it\n")
+    proc = run_cli(*command, "lib", "--format", "json", cwd=tmp_path)
+    why = "a library chart (`type: library`): it renders nothing of its own, so it is linted where an application chart uses it"
+    assert proc.returncode == 0
+    if command:  # `helm`: a note on stderr
+        assert proc.stderr.decode() == f"kubegap-lint: note: lib: {why}\n"
+    else:  # `lint`: a KG009 note in the report (engine/inputs.py)
+        assert proc.stderr == b"" and _unlinted(proc) == [("note", "lib/Chart.yaml", 1, f"chart lib was not linted: {why}")]
+
+
+def _unlinted(proc: object) -> list[tuple[str, str, int, str]]:
+    """The KG009 findings of a JSON report: severity, path, line, message."""
+    import json
+
+    findings = json.loads(proc.stdout)["findings"]  # type: ignore[attr-defined]
+    return [(f["severity"], f["location"]["path"], f["location"]["line"], f["message"])
+            for f in findings if f["rule"] == "KG009"]
 
 
 @pytest.mark.parametrize("command", [("helm",), ()], ids=["helm", "lint"])
@@ -46,11 +57,13 @@ def test_a_chart_that_renders_nothing_is_a_note_not_an_internal_error(tmp_path: 
                                                                       command: tuple[str, ...]) -> None:
     _write_chart(tmp_path, "off", "", {"cm.yaml": "{{- if .Values.on }}\n" + CONFIGMAP.format(name="x") + "{{- end }}\n"},
                  "on: false\n")
-    proc = run_cli(*command, "off", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.decode() == (
-        "kubegap-lint: note: off: rendered no Kubernetes object with these values (every template is"
-        " empty or disabled): nothing linted\n")
+    proc = run_cli(*command, "off", "--format", "json", cwd=tmp_path)
+    why = "rendered no Kubernetes object with these values (every template is empty or disabled): nothing linted"
+    assert proc.returncode == 0
+    if command:
+        assert proc.stderr.decode() == f"kubegap-lint: note: off: {why}\n"
+    else:
+        assert proc.stderr == b"" and _unlinted(proc) == [("note", "off/Chart.yaml", 1, f"chart off was not linted: {why}")]
     # with the template switched on, the same chart is linted as usual
     proc = run_cli("helm", "off", "--set", "on=true", cwd=tmp_path)
     assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
@@ -245,9 +258,16 @@ GPU_DEPLOYMENT = (
     "          resources:\n            limits:\n              nvidia.com/gpu: 2\n")
 
 
-def _note(name: str, line: int) -> str:
-    return (f"kubegap-lint: deps/Chart.yaml:{line}: subchart {name} not linted: not in charts/"
-            " (run `helm dependency build deps` to lint it with the chart)")
+def _message(name: str) -> str:
+    return f"subchart {name} not linted: not in charts/ (run `helm dependency build deps` to lint it with the chart)"
+
+
+def _note(name: str, line: int) -> str:  # `helm`: an input error on stderr
+    return f"kubegap-lint: deps/Chart.yaml:{line}: {_message(name)}"
+
+
+def _kg009(name: str, line: int) -> tuple[str, str, int, str]:  # `lint`: a KG009 note
+    return ("note", "deps/Chart.yaml", line, _message(name))
 
 
 def test_missing_subcharts_disabled_need_nothing_enabled_ones_are_located_notes(tmp_path: Path) -> None:
@@ -265,9 +285,9 @@ def test_missing_subcharts_disabled_need_nothing_enabled_ones_are_located_notes(
     proc = run_cli("helm", "deps", "--set", "redis.enabled=true", "--set", "tags.monitoring=true",
                    "--set", "cache.enabled=false", "--format", "json", cwd=tmp_path)
     assert proc.stderr.decode().splitlines() == [_note("redis", 5), _note("pg", 9), _note("metrics", 12)]
-    proc = run_cli("deps", "--format", "json", cwd=tmp_path)  # `kubegap-lint .` says the same
-    assert proc.stderr.decode().splitlines() == [_note("pg", 9), _note("cache", 16)]
-    assert json.loads(proc.stdout)["findings"]
+    proc = run_cli("deps", "--format", "json", cwd=tmp_path)  # `kubegap-lint .` says the same, as KG009 notes
+    assert _unlinted(proc) == [_kg009("pg", 9), _kg009("cache", 16)]
+    assert proc.stderr == b"" and len(json.loads(proc.stdout)["findings"]) > 2
 
 
 def test_the_condition_decides_by_its_first_boolean_path() -> None:
@@ -386,12 +406,16 @@ def test_kube_version_is_honoured_with_a_located_error(tmp_path: Path, command: 
     _write_chart(tmp_path, "old", 'kubeVersion: "<1.20.0"\n', {"cm.yaml": CONFIGMAP.format(name="x")})
     proc = run_cli(*command, "new", cwd=tmp_path)  # Helm's default version meets it
     assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
-    proc = run_cli(*command, "old", cwd=tmp_path)
-    assert proc.returncode == 2
-    assert proc.stderr.decode().startswith(
-        "kubegap-lint: old/Chart.yaml:4: chart requires kubeVersion: <1.20.0 which is incompatible with"
-        " Kubernetes v1.")
-    assert "(the default; name the target with --kube-version)" in proc.stderr.decode()
+    proc = run_cli(*command, "old", "--format", "json", cwd=tmp_path)
+    if command:  # `helm`: an input error at the line, on stderr
+        assert proc.returncode == 2
+        message = proc.stderr.decode().removeprefix("kubegap-lint: old/Chart.yaml:4: ")
+    else:  # `lint`: a KG009 error at the line
+        ((severity, path, line, message),) = _unlinted(proc)
+        assert (proc.returncode, severity, path, line) == (1, "error", "old/Chart.yaml", 4)
+        message = message.removeprefix("chart old was not linted: ")
+    assert message.startswith("chart requires kubeVersion: <1.20.0 which is incompatible with Kubernetes v1.")
+    assert "(the default; name the target with --kube-version)" in message
     if command:
         proc = run_cli("helm", "new", "--kube-version", "v1.20.0", cwd=tmp_path)
         assert proc.returncode == 2 and proc.stderr.decode() == (

@@ -218,13 +218,13 @@ def test_a_chart_repository_lints_as_charts_not_as_yaml(repository: str) -> None
 
 
 @requires_shared
-def test_without_the_engine_charts_are_skipped_with_one_note(tmp_path: Path) -> None:
+def test_without_the_engine_each_chart_is_a_kg009_error(tmp_path: Path) -> None:
+    # A stand-in module whose import fails: the engine's absence, simulated.
     (tmp_path / "helm_python.py").write_text("raise ImportError('stand-in: no engine')\n")
     proc = run_cli_subprocess("--format", "json", "ray-project__kuberay", cwd=CHARTS,
                               env={"PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path}"})
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["findings"] == []
-    assert proc.stderr.decode() == (
-        "kubegap-lint: 2 chart(s) not linted (ray-project__kuberay/helm-chart/kuberay-operator,"
-        " ray-project__kuberay/helm-chart/ray-cluster): their files are not manifests until rendered;"
-        " install `kubegap-lint[helm]` to render them here, or run `kubegap-lint helm CHART`\n")
+    assert (proc.returncode, proc.stderr) == (1, b"")
+    assert [(f["rule"], f["location"]["path"], f["location"]["line"]) for f in json.loads(proc.stdout)["findings"]
+            if f["rule"] == "KG009"] == [
+        ("KG009", "ray-project__kuberay/helm-chart/kuberay-operator/Chart.yaml", 1),
+        ("KG009", "ray-project__kuberay/helm-chart/ray-cluster/Chart.yaml", 1)]

@@ -137,7 +137,7 @@ def report_and_exit(result: Any, linter: Any, fmt: Any, output: str | None, no_c
         options = ReportOptions(colour=not target and colour_wanted(no_colour, sys.stdout),
                                 show_suppressed=show_suppressed, params=linter.params,
                                 sarif_root=sarif_root, sarif_category=sarif_category,
-                                summary=not choices.quiet, estimates=choices.estimate and not choices.quiet,
+                                summary=not choices.quiet, estimates=choices.estimate and not choices.quiet and not choices.statistics,
                                 statistics=choices.statistics)
         report = render(name, result, options)
         for warning in report.warnings:
@@ -166,19 +166,3 @@ def report_targets(specs: list[tuple[str, str | None]], output: str | None) -> l
         seen[target] = name
     return targets
 
-
-def repository_context(paths: tuple[str, ...], sources: list[Any], excludes: list[str]) -> Any:
-    """The facts of the rest of the git work tree for a partial run (workloads/repofacts.py);
-    a chart's files are not manifests until rendered, so they give none."""
-    from kubegap_lint.helm.render import chart_root
-    from kubegap_lint.workloads.repofacts import repository_context
-
-    in_chart: dict[str, bool] = {}  # by folder: a file's chart is its folder's (the tree's files share few)
-
-    def skip(path: str) -> bool:
-        folder = os.path.dirname(os.path.abspath(path))
-        if folder not in in_chart:
-            in_chart[folder] = chart_root(path) is not None
-        return in_chart[folder]
-
-    return repository_context(paths, sources, excludes, skip)

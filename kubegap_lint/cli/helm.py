@@ -47,6 +47,12 @@ from kubegap_lint.cli.options import OutputChoices, config_options, output_optio
               help="CHARTS are files (as pre-commit passes them): lint each chart they belong to once.")
 @click.option("--allow-missing-helm", is_flag=True,
               help="Pass (exit 0, with a note) instead of failing when Helm is not available.")
+@click.option("--baseline", type=click.Path(dir_okay=False),
+              help="Suppress the findings recorded in this baseline file (as for lint).")
+@click.option("--no-baseline", is_flag=True, help="Ignore the configured baseline.")
+@click.option("--repo-facts/--no-repo-facts", default=True, show_default=True,
+              help="Read the cross-resource facts (PDBs, ConfigMaps, PVCs, DRA claims) of the rest of the"
+                   " git work tree, as lint does.")
 @report_options
 @config_options
 @output_options
@@ -59,7 +65,8 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
                  allow_missing_helm: bool, fmt: tuple[tuple[str, str | None], ...], output: str | None, fail_on: str | None,
                  select: tuple[str, ...], ignore: tuple[str, ...], no_colour: bool,
                  config_file: str | None = None, no_config: bool = False, sarif_root: str | None = None,
-                 sarif_category: str | None = None, choices: OutputChoices | None = None) -> None:
+                 sarif_category: str | None = None, choices: OutputChoices | None = None,
+                 baseline: str | None = None, no_baseline: bool = False, repo_facts: bool = True) -> None:
     """Render CHART as `helm template` does and lint the output; findings point at the templates."""
     from kubegap_lint.helm.render import (
         HelmError,
@@ -103,8 +110,13 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     from kubegap_lint.helm.dependencies import MissingSubchart
 
     # The configuration is found from the first chart's folder, as for `lint` (docs/configuration.md).
-    resolved, catalog = resolve_settings(tuple(chosen), config_file, no_config, select, ignore, fail_on)
+    resolved, catalog = resolve_settings(tuple(chosen), config_file, no_config, select, ignore, fail_on,
+                                         baseline, no_baseline)
     settings = resolved.settings
+    if repo_facts:  # the PDBs, ConfigMaps and claims around the chart, as `lint` reads them
+        from kubegap_lint.engine.inputs import repository_context
+
+        settings.context = repository_context(tuple(c for c in chosen if os.path.exists(c)), [], settings.exclude)
     options = RenderOptions(list(values), list(sets), release, namespace, list(set_strings), list(set_files),
                             kube_version, list(api_versions), include_crds, list(set_jsons), list(set_literals))
     # Render flags on the command line win; without any, the configuration's `charts:` entries.

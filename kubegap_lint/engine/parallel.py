@@ -280,6 +280,7 @@ def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputErro
             process.join(timeout=5)
             if process.is_alive():
                 process.terminate()
+    findings.extend(linter.unlinted_findings())
     return make_result(linter, findings, errors + policy_errors, stats, workloads, [], estimates, workload_refs)
 
 

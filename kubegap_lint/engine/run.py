@@ -128,6 +128,12 @@ class LintResult:
         return 0
 
 
+# Rules that say what a run could not lint: on whatever `select` names, as an input error
+# would be (a run that picks its rules still never passes over an input it did not read); off
+# only when ignored. Not listed among the run's rules unless they find something.
+VERDICT_RULES = ("input-not-rendered",)
+
+
 def active_policies(catalog: Catalog, settings: Settings) -> list[Policy]:
     """Apply select, ignore and severity overrides (ids, names, prefixes, globs or tags:
     Catalog.select); unknown keys are errors."""
@@ -156,6 +162,26 @@ def active_policies(catalog: Catalog, settings: Settings) -> list[Policy]:
     return chosen
 
 
+def verdict_policies(catalog: Catalog, settings: Settings, active: list[Policy]) -> list[Policy]:
+    """The verdict rules a selection left out, unless ignored, with their severity overrides."""
+    if not settings.select:
+        return []
+    names = {p.name for p in active}
+    ignored = {p.id for k in settings.ignore for p in catalog.select(k)}
+    found = []
+    for name in VERDICT_RULES:
+        policy = catalog.find(name)
+        if policy is None or policy.name in names or policy.id in ignored:
+            continue
+        for key, severity in settings.severity.items():
+            if any(p.id == policy.id for p in catalog.select(key)):
+                from kubegap_lint.core.record import replace
+
+                policy = replace(policy, severity=severity)
+        found.append(policy)
+    return found
+
+
 def effective_params(catalog: Catalog, settings: Settings) -> dict[str, Any]:
     params = dict(catalog.params)
     params.update(settings.params)
@@ -181,10 +207,14 @@ class Linter:
         if pattern_errors:
             raise DataFileError(pattern_errors)
         self.input_policies = {p.name: p for p in self.policies if p.scope == "input"}
+        self.input_policies.update((p.name, p) for p in verdict_policies(self.catalog, self.settings, self.policies))
         self.workload_policies = [p for p in self.policies if p.scope == "workload"]
         # Template places learned from a marked render (helm/marked.py), by rendered stream and
         # line: set by `kubegap-lint helm` for the charts it renders itself.
         self.template_places: dict[str, dict[int, Any]] = {}
+        # Inputs that could not be rendered (KG009, engine/inputs.py): faults of every run, so
+        # that a run never passes over what it did not lint.
+        self.unlinted: list[InputFault] = []
 
     def new_index(self, facts_in_memory: int | None = None) -> InputIndex:
         """An empty index for a run, holding the facts of the files around a partial run
@@ -193,6 +223,17 @@ class Linter:
         if self.settings.context is not None:
             self.settings.context.seed(index)
         return index
+
+    def unlinted_findings(self) -> list[Finding]:
+        """The findings of the inputs that were not rendered, with the configuration's
+        exemptions applied (parallel.py's merge; a serial run takes them as faults)."""
+        from kubegap_lint.engine.evaluate import fault_finding
+
+        policy = self.input_policies.get("input-not-rendered")
+        if policy is None:
+            return []
+        suppressor = Suppressor(self)
+        return [suppressor.apply(fault_finding(fault, policy)) for fault in self.unlinted]
 
     def _interpreter(self) -> Any:
         from kubegap_lint.catalog.functions import PolicyInterpreter
@@ -239,6 +280,9 @@ class Linter:
             stats = ReadStats()
             # An in-memory input costs no more kept parsed; the streaming budget is the default.
             pending = PendingWorkloads(sys.maxsize) if reader.in_memory else PendingWorkloads()
+            if index is None:  # not a worker's share: parallel.py adds them to the merge
+                for fault in self.unlinted:
+                    run.take(fault)
             try:
                 for _, item in reader.read(stats, run.errors):
                     rule = run.take(item)
