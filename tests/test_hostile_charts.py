@@ -204,3 +204,84 @@ def test_a_schema_ref_outside_the_chart_is_refused_never_fetched(repo: Path, tmp
     assert [(e["path"], e["message"]) for e in document["errors"]] == [
         ("c/Chart.yaml", "chart file values.schema.json: a $ref outside the schema (a URL or another file): not read")]
     assert "KG103" in {f["rule"] for f in document["findings"]}
+
+
+HANG = '{{- range until 100000 }}{{- range until 100000 }}{{- end }}{{- end }}\n'
+# A real Go-runtime abort, not a stand-in: a string of 3 GB is past the child's address-space
+# limit, and the Go allocator ends the process ("fatal error: out of memory"), which no
+# recover() can catch.
+ABORT = 'x: {{ repeat 3000000000 "x" | len }}\n'
+
+
+def test_a_render_that_never_ends_is_stopped_at_the_timeout_and_the_rest_linted(repo: Path) -> None:
+    _chart(repo, "good")
+    hung = _chart(repo, "hung")
+    (hung / "templates" / "hang.yaml").write_text(HANG)
+    (repo / ".kubegap-lint.yaml").write_text("render_timeout: 2\n")
+    started = time.monotonic()
+    for args in (("lint", "."), ("helm", "hung", "good"), ("helm", "--render-timeout", "1.5", "hung", "good")):
+        proc = run_cli(*args, "--format", "json", "--select", "KG103", cwd=repo, env=ENV)
+        assert proc.returncode == 2, proc.stderr
+        document = _json(proc)
+        limit = "1.5" if "--render-timeout" in args else "2"
+        assert [(e["path"], e["line"], e["message"]) for e in document["errors"]] == [
+            ("hung", None, f"helm template hung failed: the Helm engine process did not finish in {limit} s"
+                           " (--render-timeout); the chart was not rendered")]
+        assert {f["location"]["path"] for f in document["findings"]} == {"good/templates/deploy.yaml"}
+    assert time.monotonic() - started < 60
+
+
+def test_a_go_runtime_abort_is_an_error_for_that_chart_never_the_end_of_the_run(repo: Path) -> None:
+    bad = _chart(repo, "bad")
+    (bad / "templates" / "big.yaml").write_text(ABORT)
+    _chart(repo, "good")
+    proc = run_cli("lint", ".", "--format", "json", "--select", "KG103", cwd=repo, env=ENV)
+    assert proc.returncode == 2, proc.stderr
+    document = _json(proc)
+    assert [(e["path"], e["message"]) for e in document["errors"]] == [
+        ("bad", "helm template bad failed: the Helm engine process aborted (SIGABRT): fatal error: out of"
+                " memory; the chart was not rendered")]
+    # The next chart rendered in a new engine process, with its exact template lines.
+    assert [(f["location"]["path"], f["location"]["line"], f["approximate"]) for f in document["findings"]] == [
+        ("good/templates/deploy.yaml", 13, False)]
+    assert b"goroutine" not in proc.stderr  # the Go traceback is not passed on
+
+
+def test_ctrl_c_and_sigterm_stop_a_render_at_once_and_leave_no_temporary_file(repo: Path, tmp_path: Path) -> None:
+    import signal
+    import sys
+
+    from conftest import REPO
+
+    hung = _chart(repo, "hung")
+    (hung / "templates" / "hang.yaml").write_text(HANG)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        env = dict(os.environ, PYTHONPATH=str(REPO), TMPDIR=str(temp), **ENV)
+        proc = subprocess.Popen([sys.executable, "-m", "kubegap_lint", "helm", "hung"], cwd=repo, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(4)  # the engine is rendering by now
+        started = time.monotonic()
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+        assert time.monotonic() - started < 5
+        assert proc.returncode == code, err
+        assert b"Traceback" not in err
+        assert list(temp.iterdir()) == []  # the private folder, with the chart's copy, is gone
+
+
+def test_helm_log_lines_are_prefixed_and_name_the_chart_as_given(tmp_path: Path, capsys) -> None:
+    """Helm logs each symbolic link it follows (the chart copy resolves them, so a run through the
+    CLI never shows one: this renders a folder holding one through the worker directly)."""
+    from kubegap_lint.helm import worker
+    from kubegap_lint.helm.render import RenderOptions
+
+    chart = _chart(tmp_path)
+    (chart / "files").mkdir()
+    (chart / "files" / "real.txt").write_text("inside")
+    os.symlink("files/real.txt", chart / "env")
+    assert 'leak: "inside"' in worker.render(str(chart), RenderOptions(), shown="c")
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and set(lines) == {"kubegap-lint: helm: INFO found symbolic link in path. Contents of linked"
+                                    " file included and used path=c/env resolved=c/files/real.txt"}

@@ -16,7 +16,13 @@ from typing import Any
 import click
 
 from kubegap_lint.cli.common import fail, report_and_exit, resolve_settings
-from kubegap_lint.cli.options import OutputChoices, config_options, output_options, report_options
+from kubegap_lint.cli.options import (
+    OutputChoices,
+    config_options,
+    output_options,
+    render_timeout_option,
+    report_options,
+)
 
 
 @click.command("helm")
@@ -46,6 +52,7 @@ from kubegap_lint.cli.options import OutputChoices, config_options, output_optio
 @report_options
 @config_options
 @output_options
+@render_timeout_option
 def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[str, ...],
                  set_strings: tuple[str, ...], set_files: tuple[str, ...],
                  release: str | None, namespace: str | None, kube_version: str | None,
@@ -66,8 +73,8 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
         render,
         shown_name,
     )
-    from kubegap_lint.helm.sdk import engine
-    from kubegap_lint.helm.sdk import render as render_in_process
+    from kubegap_lint.helm.worker import installed
+    from kubegap_lint.helm.worker import render as render_in_process
 
     if from_files:
         chosen = charts_of(list(charts))
@@ -80,7 +87,7 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     try:
         helm = find_helm(helm_path) if helm_path else None
         if helm is None:
-            engine()
+            installed()
     except HelmMissing as exc:
         if allow_missing_helm:
             click.echo(f"kubegap-lint: {exc}; {len(chosen)} chart(s) not linted (--allow-missing-helm)",
@@ -95,6 +102,10 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     # The configuration is found from the first chart's folder, as for `lint` (docs/configuration.md).
     resolved, catalog = resolve_settings(tuple(chosen), config_file, no_config, select, ignore, fail_on)
     settings = resolved.settings
+    if helm is None:
+        from kubegap_lint.helm.worker import configure
+
+        configure(config=settings.render_timeout)
     options = RenderOptions(list(values), list(sets), release, namespace, list(set_strings), list(set_files),
                             kube_version, list(api_versions), include_crds)
     # Render flags on the command line win; without any, the configuration's `charts:` entries.
@@ -118,7 +129,8 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
             errors.extend(refused)
             for chart_options, entry in runs:
                 try:
-                    text = render(helm, folder, chart_options) if helm else render_in_process(folder, chart_options)
+                    text = (render(helm, folder, chart_options) if helm
+                            else render_in_process(folder, chart_options, shown=chart))
                     shown = (_kept(keep_rendered, chart, text, rendered) if keep_rendered
                              else shown_name(chart, entry, len(runs)))
                     rendered.append((shown, text))

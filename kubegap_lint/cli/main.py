@@ -22,6 +22,7 @@ from kubegap_lint.cli.options import (
     OutputChoices,
     config_options,
     output_options,
+    render_timeout_option,
     report_options,
     stdin_filename_option,
 )
@@ -102,6 +103,7 @@ def cli() -> None:
 @click.option("--follow-symlinks-out", is_flag=True,
               help="Read symbolic links to files outside the linted tree (skipped with a note by default).")
 @stdin_filename_option
+@render_timeout_option
 def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None,
                  config_file: str | None, no_config: bool, select: tuple[str, ...],
                  ignore: tuple[str, ...], baseline: str | None, no_baseline: bool,
@@ -148,6 +150,9 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
             except OSError as exc:
                 errors.extend(InputError(chart, f"cannot be rendered: {exc}") for chart in charts)
             else:
+                from kubegap_lint.helm.worker import configure
+
+                configure(config=settings.render_timeout)
                 sources += _rendered_charts(charts, scratch, errors, linter.template_places, settings.charts)
             settings.chart_dirs.extend(charts)
             result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
@@ -169,11 +174,13 @@ def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict
     from kubegap_lint.core.model import InputError
     from kubegap_lint.helm.chartcopy import chart_to_render
     from kubegap_lint.helm.marked import exact_lines
-    from kubegap_lint.helm.render import NEEDS_VALUES_HINT, HelmError, configured, shown_name
-    from kubegap_lint.helm.sdk import available, render
+    from kubegap_lint.helm.render import NEEDS_VALUES_HINT, HelmError, HelmMissing, configured, shown_name
+    from kubegap_lint.helm.worker import RenderStopped, installed, render
     from kubegap_lint.input.sources import Source
 
-    if not available():
+    try:
+        installed()
+    except HelmMissing:
         click.echo(f"kubegap-lint: {len(charts)} chart(s) not linted ({', '.join(charts)}): their files are"
                    " not manifests until rendered; install `kubegap-lint[helm]` to render them here, or run"
                    " `kubegap-lint helm CHART`", err=True)
@@ -186,10 +193,11 @@ def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict
             errors.extend(refused)
             for options, entry in runs:
                 try:
-                    text = render(folder, options)
+                    text = render(folder, options, shown=chart)  # in the engine's child process
                 except HelmError as exc:
                     where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
-                    hint = NEEDS_VALUES_HINT if entry is None and "missing in charts/" not in str(exc) else ""
+                    hint = (NEEDS_VALUES_HINT if entry is None and "missing in charts/" not in str(exc)
+                            and not isinstance(exc, RenderStopped) else "")
                     errors.append(InputError(chart, f"{where}{str(exc).replace(folder, chart)}{hint}"))
                     continue
                 path = os.path.join(scratch, f"{len(found)}.yaml")
@@ -208,6 +216,7 @@ def main() -> None:
     # loaded (common.resolve_settings), or another command is chosen (get_command).
     was_enabled = gc.isenabled()
     gc.disable()
+    _exit_cleanly_on_sigterm()
     try:
         _main()
     finally:
@@ -252,6 +261,9 @@ def _main() -> None:
     except KeyboardInterrupt:
         click.echo("kubegap-lint: interrupted", err=True)
         sys.exit(130)
+    except _Terminated:
+        click.echo("kubegap-lint: terminated", err=True)
+        sys.exit(143)  # 128 + SIGTERM
     except SystemExit:
         raise
     except Exception as exc:  # a bug: still one line, with what to report
@@ -259,3 +271,21 @@ def _main() -> None:
                    " (please report this with the input that caused it)", err=True)
         sys.exit(EXIT_USAGE)
     sys.exit(0)
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised where the run is, so that every `finally` and atexit step runs: the
+    private temp folder (and any rendered charts in it) is removed, the engine process ended."""
+
+
+def _exit_cleanly_on_sigterm() -> None:
+    import signal
+    import threading
+
+    def terminated(signum: int, frame: object) -> None:
+        raise _Terminated()
+
+    # Not when SIGTERM is ignored by whoever started us, nor off the main thread (main() may run
+    # inside a process that has its own handler).
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, terminated)
