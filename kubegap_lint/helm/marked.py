@@ -286,8 +286,8 @@ def exact_lines(chart: str, options: RenderOptions, plain_text: str, shown: str 
     from kubegap_lint.core.tempdir import scratch_folder
     from kubegap_lint.helm.render import HelmError
     from kubegap_lint.helm.sdk import set_values
-    from kubegap_lint.helm.worker import render
     from kubegap_lint.helm.values_lines import ValuesIndex
+    from kubegap_lint.helm.worker import render
 
     if not os.path.isdir(chart):
         return {}

@@ -225,9 +225,9 @@ def _pass_logs(child: _Child, full: str, name: str) -> None:
     if child.process.poll() is not None:
         return
     text, child.err = child.err.decode("utf-8", "replace"), b""
-    from kubegap_lint.core.escape import escape_text
-
     import re
+
+    from kubegap_lint.core.escape import escape_text
 
     # Go's log prefix (date and time) is dropped: the same run prints the same bytes.
     lines = [re.sub(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(\.\d+)? ", "", line)
