@@ -14,7 +14,6 @@ pickle.
 from __future__ import annotations
 
 import os
-
 from collections.abc import Iterable, Iterator
 from typing import Any
 
