@@ -285,3 +285,17 @@ def test_helm_log_lines_are_prefixed_and_name_the_chart_as_given(tmp_path: Path,
     lines = capsys.readouterr().err.splitlines()
     assert lines and set(lines) == {"kubegap-lint: helm: INFO found symbolic link in path. Contents of linked"
                                     " file included and used path=c/env resolved=c/files/real.txt"}
+
+
+def test_schema_errors_come_in_one_order(repo: Path) -> None:
+    chart = _chart(repo)
+    (chart / "values.yaml").write_text("a: 1\nb: 2\nc: 3\nd: 4\ne: 5\n")
+    keys = "abcde"
+    (chart / "values.schema.json").write_text(json.dumps(
+        {"type": "object", "properties": {k: {"type": "string"} for k in keys}, "required": ["zz"]}))
+    messages = set()
+    for _ in range(4):  # the engine's order changed from run to run
+        document = _json(run_cli("helm", "c", "--format", "json", cwd=repo, env=ENV))
+        messages.add(document["errors"][0]["message"])
+    assert messages == {"helm template c failed: c: - at '': missing property 'zz'" + "".join(
+                            f" - at '/{k}': got number, want string" for k in keys)}
