@@ -96,29 +96,30 @@ class ChartMutator:
             # File-system mutations are one in five: each makes the chart an input error at once.
             kind = pick.choice(["template"] * 6 + ["yaml", "values", "values", "bytes", "chart"]
                                if pick.random() < 0.8 else ["link", "fifo", "helmignore", "schema"])
-            templates = [p for p in files if "templates" in p.parts and p.exists()]
+            templates = [p for p in files if "templates" in p.parts and _plain(p)]
             if kind == "template" and templates:
                 path = pick.choice(templates)
-                data = path.read_text("utf-8", "replace")
-                at = pick.randint(0, len(data))
-                path.write_text(data[:at] + pick.choice(TEMPLATE_TEXT) + data[at:], "utf-8")
+                text = path.read_text("utf-8", "replace")
+                at = pick.randint(0, len(text))
+                _write(path, (text[:at] + pick.choice(TEMPLATE_TEXT) + text[at:]).encode("utf-8", "replace"))
                 done.append(f"template {path.name}")
             elif kind in ("yaml", "values", "bytes") and files:
                 path = target / "values.yaml" if kind == "values" else pick.choice(files)
-                data = path.read_bytes() if path.is_file() else b""
+                data = path.read_bytes() if _plain(path) else b""
                 at = pick.randint(0, len(data))
                 if kind == "bytes" and data:
                     data = data[:at] + bytes([pick.randrange(256)]) + data[at + 1:]
                 else:
                     data = data[:at] + pick.choice(TOKENS + VALUES) + data[at:]
-                path.write_bytes(data)
-                done.append(f"{kind} {path.name}")
+                if _write(path, data):
+                    done.append(f"{kind} {path.name}")
             elif kind == "chart":
-                (target / "Chart.yaml").write_text(pick.choice(CHART_YAML))
+                _write(target / "Chart.yaml", pick.choice(CHART_YAML).encode())
                 done.append("Chart.yaml")
             elif kind == "link":
                 where = target / pick.choice(["env", "templates/link.yaml", "files/x", "values.yaml"])
-                where.parent.mkdir(exist_ok=True)
+                if not where.parent.is_dir() or where.parent.is_symlink() or where.is_dir():
+                    continue
                 if where.exists() or where.is_symlink():
                     where.unlink()
                 link = pick.choice(LINKS)
@@ -127,17 +128,34 @@ class ChartMutator:
             elif kind == "fifo":
                 name = pick.choice(["pipe", "templates/pipe.yaml", "values.yaml"])
                 path = target / name
+                if not path.parent.is_dir() or path.parent.is_symlink() or path.is_dir():
+                    continue
                 if path.exists() or path.is_symlink():
                     path.unlink()
                 os.mkfifo(path)
                 done.append(f"fifo {name}")
             elif kind == "helmignore":
-                (target / ".helmignore").write_text(pick.choice(["templates/\n", "*\n", "!x\n", "[\n", "../\n"]))
+                _write(target / ".helmignore", pick.choice([b"templates/\n", b"*\n", b"!x\n", b"[\n", b"../\n"]))
                 done.append(".helmignore")
             elif kind == "schema":
-                (target / "values.schema.json").write_text(pick.choice(SCHEMAS))
+                _write(target / "values.schema.json", pick.choice(SCHEMAS).encode())
                 done.append("values.schema.json")
         return done
+
+
+def _plain(path: Path) -> bool:
+    """A regular file that is no link: the only kind the mutator reads or writes (a FIFO would
+    block it, a link would write through to /dev/zero or the planted secret)."""
+    return path.is_file() and not path.is_symlink()
+
+
+def _write(path: Path, data: bytes) -> bool:
+    if (path.exists() or path.is_symlink()) and not _plain(path):
+        if path.is_dir() and not path.is_symlink():
+            return False
+        path.unlink()
+    path.write_bytes(data)
+    return True
 
 
 def peak_kib(pid: int | None = None) -> int:
