@@ -235,7 +235,15 @@ def test_a_go_runtime_abort_is_an_error_for_that_chart_never_the_end_of_the_run(
     bad = _chart(repo, "bad")
     (bad / "templates" / "big.yaml").write_text(ABORT)
     _chart(repo, "good")
-    proc = run_cli("lint", ".", "--format", "json", "--select", "KG103", cwd=repo, env=ENV)
+    import resource
+
+    cores = resource.getrlimit(resource.RLIMIT_CORE)
+    resource.setrlimit(resource.RLIMIT_CORE, (cores[1], cores[1]))  # as on a machine that keeps cores
+    try:
+        proc = run_cli("lint", ".", "--format", "json", "--select", "KG103", cwd=repo, env=ENV)
+    finally:
+        resource.setrlimit(resource.RLIMIT_CORE, cores)
+    assert sorted(p.name for p in repo.iterdir()) == [".git", "bad", "good"]  # no core file
     assert proc.returncode == 2, proc.stderr
     document = _json(proc)
     assert [(e["path"], e["message"]) for e in document["errors"]] == [

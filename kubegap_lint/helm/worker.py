@@ -292,6 +292,7 @@ def serve() -> None:
     if parent is not None:
         _die_with(parent)
     _limit("RLIMIT_AS", MEMORY_LIMIT)
+    _limit("RLIMIT_CORE", 0)  # an abort or SIGXCPU writes no core file (into the repository)
     # Our answers go to a descriptor of our own; anything else written on stdout (by the engine)
     # goes to stderr, where the parent reads it as a log line.
     answers: IO[bytes] = os.fdopen(os.dup(1), "wb")
