@@ -307,3 +307,22 @@ def test_schema_errors_come_in_one_order(repo: Path) -> None:
         messages.add(document["errors"][0]["message"])
     assert messages == {"helm template c failed: c: - at '': missing property 'zz'" + "".join(
                             f" - at '/{k}': got number, want string" for k in keys)}
+
+
+def test_the_engine_process_never_imports_a_package_planted_in_the_repository(repo: Path) -> None:
+    import sys
+
+    script = Path(sys.executable).parent / "kubegap-lint"
+    if not script.is_file():
+        pytest.skip("needs the installed console script")
+    _chart(repo)
+    planted = repo / "kubegap_lint"
+    (planted / "helm").mkdir(parents=True)
+    marker = repo / "planted-code-ran"
+    for name in ("__init__.py", "helm/__init__.py", "helm/worker.py"):
+        (planted / name).write_text(f"open({str(marker)!r}, 'w').close()\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([str(script), "lint", ".", "--format", "json", "--select", "KG103"], cwd=repo,
+                          env={**env, **ENV}, capture_output=True, timeout=600)
+    assert not marker.exists()
+    assert proc.returncode == 1 and "KG103" in {f["rule"] for f in _json(proc)["findings"]}
