@@ -326,3 +326,18 @@ def test_the_engine_process_never_imports_a_package_planted_in_the_repository(re
                           env={**env, **ENV}, capture_output=True, timeout=600)
     assert not marker.exists()
     assert proc.returncode == 1 and "KG103" in {f["rule"] for f in _json(proc)["findings"]}
+
+
+def test_a_render_printing_too_much_is_refused_for_that_chart(repo: Path, monkeypatch) -> None:
+    from kubegap_lint.helm import worker
+    from kubegap_lint.helm.render import HelmError, RenderOptions
+
+    chart = _chart(repo)
+    (chart / "templates" / "big.yaml").write_text('x: {{ repeat 3000000 "x" }}\n')  # 3 MB of text
+    monkeypatch.setattr(worker, "MAX_REPLY", 1024 * 1024)  # a smaller bound, for a quick test
+    with pytest.raises(HelmError) as caught:
+        worker.render(str(chart), RenderOptions(), shown="c")
+    assert str(caught.value) == (f"helm template {chart} failed: the Helm engine process printed more than 1 MiB;"
+                                 " the chart was not rendered")
+    monkeypatch.setattr(worker, "MAX_REPLY", 256 * 1024 * 1024)
+    assert len(worker.render(str(chart), RenderOptions(), shown="c")) > 3_000_000  # a new child, the whole text

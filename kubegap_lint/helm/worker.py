@@ -25,6 +25,7 @@ from kubegap_lint.helm.render import HelmError, HelmMissing, RenderOptions
 
 DEFAULT_TIMEOUT = 60.0  # seconds of wall time for one chart's render (--render-timeout)
 MEMORY_LIMIT = 2 * 1024 * 1024 * 1024  # the child's address space: Go reserves ~700 MB at start
+MAX_REPLY = 256 * 1024 * 1024  # bytes of one render's answer: a chart printing more is refused
 MAX_LOG_LINES = 20  # engine log lines passed on per render; the rest are counted
 MAX_LINE = 500  # characters of one engine log line passed on
 _FIELDS = ("values", "sets", "release", "namespace", "set_strings", "set_files", "kube_version",
@@ -68,9 +69,10 @@ class _Child:
         self.process = subprocess.Popen(
             [sys.executable, "-c", code, str(os.getpid())], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, close_fds=True)
-        self.out = b""
+        self.out = bytearray()  # grown in place: a render of megabytes comes in 64 KiB pieces
         self.err = b""
         self.timed_out = False
+        self.too_long = False
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -160,7 +162,8 @@ def _reply(child: _Child, timeout: float) -> dict[str, Any] | None:
     with selectors.DefaultSelector() as selector:
         for descriptor in streams:
             selector.register(descriptor, selectors.EVENT_READ)
-        while b"\n" not in child.out:
+        answered = b"\n" in child.out
+        while not answered:
             left = deadline - time.monotonic()
             if left <= 0:
                 child.timed_out = True
@@ -177,9 +180,16 @@ def _reply(child: _Child, timeout: float) -> dict[str, Any] | None:
                         return None
                 elif streams[key.fd] == "out":
                     child.out += chunk
+                    answered = answered or b"\n" in chunk
+                    if len(child.out) > MAX_REPLY:
+                        child.too_long = True
+                        process.kill()
+                        return None
                 else:
                     child.err += chunk[:1_000_000 - len(child.err)]
-    line, _, child.out = child.out.partition(b"\n")
+    end = child.out.index(b"\n")
+    line = bytes(child.out[:end])
+    del child.out[:end + 1]
     try:
         reply: dict[str, Any] = json.loads(line)
     except ValueError:
@@ -198,6 +208,8 @@ def _drain(child: _Child) -> None:
 
 
 def _why_dead(child: _Child) -> str:
+    if child.too_long:
+        return f"printed more than {MAX_REPLY // (1024 * 1024)} MiB"
     if child.timed_out:
         return f"did not finish in {_settings['timeout']:g} s (--render-timeout)"
     code = child.process.poll()
