@@ -46,3 +46,18 @@ def test_interval_text_units() -> None:
     assert interval_text(2.25) == "~2.2 days"
     assert interval_text(54 / 419) == "~3.1 hours"
     assert interval_text(0.01) == "~14 minutes"
+
+
+def test_estimates_come_in_path_order_whatever_order_the_paths_are_named(tmp_path) -> None:
+    big = JOB.split("---")[0]
+    (tmp_path / "a.yaml").write_text(big.replace("name: big", "name: first"))
+    (tmp_path / "b.yaml").write_text(big.replace("name: big", "name: second") + "---" + big)
+    wanted = ["  a.yaml:2:1: PyTorchJob ml/first: 128 GPUs: one interruption every ~16 days",
+              "  b.yaml:2:1: PyTorchJob ml/second: 128 GPUs: one interruption every ~16 days",
+              "  b.yaml:9:1: PyTorchJob ml/big: 128 GPUs: one interruption every ~16 days"]
+    for order in (("b.yaml", "a.yaml"), ("a.yaml", "b.yaml")):
+        for jobs in ("1", "2"):
+            text = run_cli("--select", "KG201", "--jobs", jobs, *order, cwd=tmp_path).stdout.decode()
+            assert [line for line in text.splitlines() if line.startswith("  ")] == wanted, (order, jobs, text)
+            listed = json.loads(run_cli("--format", "json", "--select", "KG201", *order, cwd=tmp_path).stdout)
+            assert [e["resource"]["name"] for e in listed["estimates"]] == ["first", "second", "big"]

@@ -90,6 +90,7 @@ def test_the_configuration_gives_each_chart_its_values(tmp_path: Path) -> None:
                  "--release", render["release"], "-n", render["namespace"]]
         proc = run_cli("helm", render["chart"], *flags, "--no-config", "--format", "json", cwd=CHARTS)
         alone = json.loads(proc.stdout)["findings"]
+        assert alone or proc.returncode == 0, proc.stderr
         shown = (f"<helm template {jobset} ({config}:{2 + 7 * number})>" if render["chart"] == jobset
                  else f"<helm template {render['chart']}>")
         assert _placed(by_stream.get(shown, [])) == _placed(alone), render["id"]

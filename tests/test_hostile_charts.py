@@ -204,3 +204,153 @@ def test_a_schema_ref_outside_the_chart_is_refused_never_fetched(repo: Path, tmp
     assert [(e["path"], e["message"]) for e in document["errors"]] == [
         ("c/Chart.yaml", "chart file values.schema.json: a $ref outside the schema (a URL or another file): not read")]
     assert "KG103" in {f["rule"] for f in document["findings"]}
+
+
+HANG = '{{- range until 100000 }}{{- range until 100000 }}{{- end }}{{- end }}\n'
+# A real Go-runtime abort, not a stand-in: a string of 3 GB is past the child's address-space
+# limit, and the Go allocator ends the process ("fatal error: out of memory"), which no
+# recover() can catch.
+ABORT = 'x: {{ repeat 3000000000 "x" | len }}\n'
+
+
+def test_a_render_that_never_ends_is_stopped_at_the_timeout_and_the_rest_linted(repo: Path) -> None:
+    _chart(repo, "good")
+    hung = _chart(repo, "hung")
+    (hung / "templates" / "hang.yaml").write_text(HANG)
+    (repo / ".kubegap-lint.yaml").write_text("render_timeout: 2\n")
+    started = time.monotonic()
+    for args in (("lint", "."), ("helm", "hung", "good"), ("helm", "--render-timeout", "1.5", "hung", "good")):
+        proc = run_cli(*args, "--format", "json", "--select", "KG103", cwd=repo, env=ENV)
+        document = _json(proc)
+        limit = "1.5" if "--render-timeout" in args else "2"
+        # The wall-clock limit, or the CPU limit of the same seconds (Go's threads can spend CPU
+        # time faster than the clock runs): either stops the render.
+        reasons = (f"did not finish in {limit} s (--render-timeout)",
+                   f"was killed by SIGXCPU (more than {limit} s of CPU time)")
+        messages = [f"helm template hung failed: the Helm engine process {reason}; the chart was not rendered"
+                    for reason in reasons]
+        if args[0] == "lint":  # `lint`: the chart not rendered is a KG009 finding (engine/inputs.py)
+            assert proc.returncode == 1, proc.stderr
+            ((path, message),) = [(f["location"]["path"], f["message"]) for f in document["findings"]
+                                  if f["rule"] == "KG009"]
+            assert path == "hung/Chart.yaml" and message.removeprefix("chart hung was not linted: ") in messages
+        else:  # `helm`: an input error
+            assert proc.returncode == 2, proc.stderr
+            ((path, line, message),) = [(e["path"], e["line"], e["message"]) for e in document["errors"]]
+            assert (path, line) == ("hung", None) and message in messages
+        assert {f["location"]["path"] for f in document["findings"] if f["rule"] != "KG009"} == {
+            "good/templates/deploy.yaml"}
+    assert time.monotonic() - started < 60
+
+
+def test_a_go_runtime_abort_is_an_error_for_that_chart_never_the_end_of_the_run(repo: Path) -> None:
+    bad = _chart(repo, "bad")
+    (bad / "templates" / "big.yaml").write_text(ABORT)
+    _chart(repo, "good")
+    import resource
+
+    cores = resource.getrlimit(resource.RLIMIT_CORE)
+    resource.setrlimit(resource.RLIMIT_CORE, (cores[1], cores[1]))  # as on a machine that keeps cores
+    try:
+        proc = run_cli("lint", ".", "--format", "json", "--select", "KG103", cwd=repo, env=ENV)
+    finally:
+        resource.setrlimit(resource.RLIMIT_CORE, cores)
+    assert sorted(p.name for p in repo.iterdir()) == [".git", "bad", "good"]  # no core file
+    assert proc.returncode == 1, proc.stderr
+    document = _json(proc)
+    # The chart that aborted the engine is a KG009 error; the next chart rendered in a new engine
+    # process, with its exact template lines.
+    assert [(f["rule"], f["location"]["path"], f["location"]["line"], f["approximate"], f["message"])
+            for f in document["findings"]] == [
+        ("KG009", "bad/Chart.yaml", 1, False, "chart bad was not linted: helm template bad failed: the Helm"
+         " engine process aborted (SIGABRT): fatal error: out of memory; the chart was not rendered"),
+        ("KG103", "good/templates/deploy.yaml", 13, False, document["findings"][1]["message"])]
+    assert b"goroutine" not in proc.stderr  # the Go traceback is not passed on
+
+
+def test_ctrl_c_and_sigterm_stop_a_render_at_once_and_leave_no_temporary_file(repo: Path, tmp_path: Path) -> None:
+    import signal
+    import sys
+
+    from conftest import REPO
+
+    hung = _chart(repo, "hung")
+    (hung / "templates" / "hang.yaml").write_text(HANG)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        env = dict(os.environ, PYTHONPATH=str(REPO), TMPDIR=str(temp), **ENV)
+        proc = subprocess.Popen([sys.executable, "-m", "kubegap_lint", "helm", "hung"], cwd=repo, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(4)  # the engine is rendering by now
+        started = time.monotonic()
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+        assert time.monotonic() - started < 5
+        assert proc.returncode == code, err
+        assert b"Traceback" not in err
+        assert list(temp.iterdir()) == []  # the private folder, with the chart's copy, is gone
+
+
+def test_helm_log_lines_are_prefixed_and_name_the_chart_as_given(tmp_path: Path, capsys) -> None:
+    """Helm logs each symbolic link it follows (the chart copy resolves them, so a run through the
+    CLI never shows one: this renders a folder holding one through the worker directly)."""
+    from kubegap_lint.helm import worker
+    from kubegap_lint.helm.render import RenderOptions
+
+    chart = _chart(tmp_path)
+    (chart / "files").mkdir()
+    (chart / "files" / "real.txt").write_text("inside")
+    os.symlink("files/real.txt", chart / "env")
+    assert 'leak: "inside"' in worker.render(str(chart), RenderOptions(), shown="c")
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and set(lines) == {"kubegap-lint: helm: INFO found symbolic link in path. Contents of linked"
+                                    " file included and used path=c/env resolved=c/files/real.txt"}
+
+
+def test_schema_errors_come_in_one_order(repo: Path) -> None:
+    chart = _chart(repo)
+    (chart / "values.yaml").write_text("a: 1\nb: 2\nc: 3\nd: 4\ne: 5\n")
+    keys = "abcde"
+    (chart / "values.schema.json").write_text(json.dumps(
+        {"type": "object", "properties": {k: {"type": "string"} for k in keys}, "required": ["zz"]}))
+    messages = set()
+    for _ in range(4):  # the engine's order changed from run to run
+        document = _json(run_cli("helm", "c", "--format", "json", cwd=repo, env=ENV))
+        messages.add(document["errors"][0]["message"])
+    assert messages == {"helm template c failed: c: - at '': missing property 'zz'" + "".join(
+                            f" - at '/{k}': got number, want string" for k in keys)}
+
+
+def test_the_engine_process_never_imports_a_package_planted_in_the_repository(repo: Path) -> None:
+    import sys
+
+    script = Path(sys.executable).parent / "kubegap-lint"
+    if not script.is_file():
+        pytest.skip("needs the installed console script")
+    _chart(repo)
+    planted = repo / "kubegap_lint"
+    (planted / "helm").mkdir(parents=True)
+    marker = repo / "planted-code-ran"
+    for name in ("__init__.py", "helm/__init__.py", "helm/worker.py"):
+        (planted / name).write_text(f"open({str(marker)!r}, 'w').close()\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([str(script), "lint", ".", "--format", "json", "--select", "KG103"], cwd=repo,
+                          env={**env, **ENV}, capture_output=True, timeout=600)
+    assert not marker.exists()
+    assert proc.returncode == 1 and "KG103" in {f["rule"] for f in _json(proc)["findings"]}
+
+
+def test_a_render_printing_too_much_is_refused_for_that_chart(repo: Path, monkeypatch) -> None:
+    from kubegap_lint.helm import worker
+    from kubegap_lint.helm.render import HelmError, RenderOptions
+
+    chart = _chart(repo)
+    (chart / "templates" / "big.yaml").write_text('x: {{ repeat 3000000 "x" }}\n')  # 3 MB of text
+    monkeypatch.setattr(worker, "MAX_REPLY", 1024 * 1024)  # a smaller bound, for a quick test
+    with pytest.raises(HelmError) as caught:
+        worker.render(str(chart), RenderOptions(), shown="c")
+    assert str(caught.value) == (f"helm template {chart} failed: the Helm engine process printed more than 1 MiB;"
+                                 " the chart was not rendered")
+    monkeypatch.setattr(worker, "MAX_REPLY", 256 * 1024 * 1024)
+    assert len(worker.render(str(chart), RenderOptions(), shown="c")) > 3_000_000  # a new child, the whole text

@@ -494,3 +494,35 @@ def test_stdin_closed_is_an_input_error(tmp_path: Path) -> None:
                           timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.decode().splitlines() == ["kubegap-lint: <stdin>: cannot be read: standard input is closed"]
+
+
+@pytest.mark.parametrize("violation", ["(" * 3000 + "a" + ")" * 3000, "!" * 20000 + "a",
+                                       "!(" * 1500 + "a" + ")" * 1500, "[" * 3000 + "a" + "]" * 3000])
+def test_an_expression_nested_too_deep_is_a_policy_error_not_a_recursion_error(tmp_path: Path, violation: str) -> None:
+    from kubegap_lint.core.errors import DataFileError
+
+    with pytest.raises(DataFileError) as caught:
+        load_with(tmp_path, f"'{violation}'")
+    assert str(caught.value) == (f"{tmp_path / 'KG900-test-policy.yaml'}:7:1: violation: JMESPath does not compile:"
+                                 " nested more than 100 levels deep (brackets, ! and &)")
+
+
+def test_an_expression_at_the_depth_limit_loads_and_runs(tmp_path: Path) -> None:
+    from kubegap_lint.engine.run import Linter
+
+    linter = load_with(tmp_path, "'" + "!" * 50 + "(" * 50 + "kind == `\"Pod\"`" + ")" * 50 + "'")
+    assert isinstance(linter, Linter) and [p.id for p in linter.catalog.policies if p.id == "KG900"] == ["KG900"]
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x}]\n"
+    result = linter.lint_texts([("pod.yaml", pod)])
+    assert result.errors == []  # evaluated at that depth without a RecursionError
+
+
+def test_a_too_deep_expression_through_the_cli_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "KG900-test-policy.yaml").write_text(POLICY.replace("VIOLATION", "'" + "!" * 20000 + "a'"))
+    (tmp_path / ".kubegap-lint.yaml").write_text("policy_dirs: [policies]\n")
+    (tmp_path / "x.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    proc = run_cli("x.yaml", cwd=tmp_path, env={"KUBEGAP_LINT_NO_CACHE": "1"})
+    assert proc.returncode == 2
+    assert b"internal error" not in proc.stderr and b"RecursionError" not in proc.stderr
+    assert b"nested more than 100 levels deep" in proc.stderr

@@ -147,3 +147,44 @@ def test_no_line_starts_with_a_workflow_command_even_after_blanks(tmp_path) -> N
         proc = run_cli(*args, cwd=tmp_path)
         out = (proc.stdout + proc.stderr).decode().splitlines()
         assert proc.returncode == 2 and not any(line.lstrip().startswith("::") for line in out), out
+
+
+HIDDEN = "\U000e0041\u00ad\u180e\ufff9\u115f\u3164\uffa0\u2028\u2029\ufe0f"
+
+
+def test_the_escape_list_holds_every_format_and_separator_character() -> None:
+    """Every Cf, Zl and Zp code point of this Python's Unicode database, and the
+    default-ignorable ones named by issue 35, are in core/escape.py's one list."""
+    import unicodedata
+
+    from kubegap_lint.core.escape import escape_text
+
+    wanted = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) in ("Cf", "Zl", "Zp")]
+    wanted += list(HIDDEN) + [chr(c) for c in range(0xE0000, 0xE0080)]
+    raw = [c for c in wanted if escape_text(c) == c]
+    assert raw == []
+    assert escape_text("a\u3164b\U000e0041") == "a\\u3164b\\U000e0041"
+    assert escape_text("caf\u00e9 \u4e2d") == "caf\u00e9 \u4e2d"  # letters stay letters
+
+
+def test_default_ignorable_characters_are_escaped_in_every_format(tmp_path) -> None:
+    _plant(tmp_path, f"x{HIDDEN}.yaml".encode(), resource="llm-server")
+    escaped = "x\\U000e0041\\xad\\u180e\\ufff9\\u115f\\u3164\\uffa0\\u2028\\u2029\\ufe0f.yaml"
+    text = _lint(tmp_path).stdout.decode()
+    github = _lint(tmp_path, "--format", "github", "--sarif-root", ".").stdout.decode()
+    sarif = _lint(tmp_path, "--format", "sarif", "--sarif-root", ".").stdout.decode()
+    for output in (text, github):
+        assert not any(c in output for c in HIDDEN), output
+    assert f"{escaped}:14:5: warning KG101" in text
+    assert f"file={escaped}" in github
+    assert not any(c in sarif for c in HIDDEN)  # JSON escapes them all (\\uXXXX, ensure_ascii)
+
+
+def test_config_show_escapes_bidi_and_invisible_characters(tmp_path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".kubegap-lint.yaml").write_text('exclude: ["a\u202eb\u2066/\U000e0041"]\n', encoding="utf-8")
+    shown = run_cli("config", "show", ".", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    out = shown.stdout.decode()
+    assert "a\\u202eb\\u2066/\\U000e0041" in out
+    assert not any(c in out for c in "\u202e\u2066\U000e0041")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import signal
 import subprocess
@@ -156,3 +157,45 @@ def test_rendered_charts_go_to_the_private_temp_folder_or_nowhere(tmp_path: Path
     assert "scratch" not in result.stdout and result.returncode == 2, result.stdout
     assert "kubegap-lint: chart: cannot be rendered: no private temporary folder" in result.stderr
     assert os.listdir(work) == ["chart"]
+
+
+_SQLITE_SPY = """
+import os, sys
+import kubegap_lint.core.tempdir as t
+if sys.argv[1] == "none":
+    t._candidates = lambda: []  # no usable temp folder
+from kubegap_lint.store.facts import DiskFacts
+facts = DiskFacts()
+facts.execute("PRAGMA cache_size = 8")  # a small cache: the sort below spills to temporary files
+for number in range(30000):
+    facts.put("t", f"k{number}", "v" * 200)
+opened = set()
+for row in facts.execute("SELECT value FROM facts ORDER BY value DESC, key"):
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            opened.add(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            pass
+    break
+files = sorted(p for p in opened if p.startswith("/") and not p.startswith(("/dev/", "/proc/", sys.prefix,
+               sys.base_prefix)) and "pipe:" not in p and "socket:" not in p and "anon_inode" not in p)
+import json
+print(json.dumps([t.private_temp_dir(), files]))
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="open files are listed from /proc")
+def test_sqlite_temporary_files_only_in_the_private_folder_or_none(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**ENV, "TMPDIR": str(tmp_path), "KUBEGAP_LINT_NO_CACHE": "1"}
+    env.pop("SQLITE_TMPDIR", None)
+    result = subprocess.run([sys.executable, "-c", _SQLITE_SPY, "private"], cwd=work, env=env, capture_output=True,
+                            text=True)
+    folder, found = json.loads(result.stdout)
+    assert found and all(p.startswith(folder + "/etilqs_") for p in found), (result.stdout, result.stderr)
+    # No usable temp folder: SQLite's own search (/var/tmp, /tmp, then the current folder) is never asked.
+    result = subprocess.run([sys.executable, "-c", _SQLITE_SPY, "none"], cwd=work, env=env, capture_output=True,
+                            text=True)
+    assert json.loads(result.stdout) == [None, []], result.stderr
+    assert os.listdir(work) == []

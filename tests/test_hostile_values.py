@@ -241,3 +241,18 @@ spec:
     # The anti-affinity term's only requirement is dropped as unknown, so the term may select the
     # pods and spreads them over zones: no KG101. The PDB's selector selects nothing: KG103.
     assert [(f.rule_id, f.location.line) for f in result.findings] == [("KG103", 8)]
+
+
+@pytest.mark.parametrize("value", ["0o" + "7" * 100_000, "0x" + "f" * 100_000, "0o" + "7" * 3001])
+def test_an_env_value_of_a_huge_octal_or_hex_number_is_text_not_an_internal_error(value: str) -> None:
+    from kubegap_lint.config.settings import Settings
+    from kubegap_lint.engine.run import Linter
+
+    text = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 2\n"
+            "  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n"
+            "      containers:\n        - name: c\n          image: x\n          env:\n"
+            f"            - name: NCCL_TIMEOUT\n              value: {value}\n"
+            "          resources: {limits: {nvidia.com/gpu: 1}}\n")
+    result = Linter(Settings(select=["KG101"])).lint_texts([("d.yaml", text)])
+    assert result.errors == []
+    assert [(f.rule_id, f.location.line) for f in result.findings] == [("KG101", 9)]  # the pod spec

@@ -3,15 +3,18 @@ engine, a chart that fails to render) is a KG009 finding of its own, located, in
 counted in the summary and the exit code; --allow-unrendered (or `severity: {KG009: note}`)
 makes it a note. `baseline create` reads a tree as `lint` does.
 
-The engine's absence is simulated in-process: `sys.modules["helm_python"] = None` makes its
-import fail as it does where the package is not installed. The failing render is the real
+The engine's absence is simulated (a stand-in): `sys.modules["helm_python"] = None` in-process, and a
+stand-in `helm_python` module that raises ImportError on PYTHONPATH for the engine's child process:
+its import fails as it does where the package is not installed. The failing render is the real
 engine's (helm_python)."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -62,12 +65,22 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
 
 
 @pytest.fixture
-def no_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setitem(sys.modules, "helm_python", None)  # simulated absence: the import fails
+def no_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    from kubegap_lint.helm import worker
+
+    # Simulated absence, in this process and in the engine's child process (helm/worker.py),
+    # which imports the engine itself: a stand-in module whose import fails comes first.
+    stand_in = tmp_path_factory.mktemp("stand-in")
+    (stand_in / "helm_python.py").write_text("raise ImportError('stand-in: no engine')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(stand_in), os.environ.get("PYTHONPATH")) if p))
+    monkeypatch.setitem(sys.modules, "helm_python", None)
+    worker._stop_child()  # a child an earlier test started has the engine
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("KUBEGAP_LINT_NO_CACHE", "1")
     _chart(tmp_path)
-    return tmp_path
+    yield tmp_path
+    worker._stop_child()
 
 
 def test_a_chart_without_the_engine_is_an_error_at_its_chart_yaml_in_every_format(

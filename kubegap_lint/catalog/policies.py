@@ -191,6 +191,43 @@ class LazyExpression:
         return f"LazyExpression({self.expression!r})"
 
 
+MAX_EXPRESSION_DEPTH = 100  # nesting of (), [], {} and prefix ! and &: real policies stay under 10
+
+
+def expression_depth(expression: str) -> int:
+    """How deep an expression nests, from its text: brackets, and runs of the prefix operators
+    `!` and `&` (each a level of the parser's recursion), literals skipped. jmespath's parser and
+    every evaluator recurse once or more a level, so 3,000 `(` or 20,000 `!` would end in
+    RecursionError; this is checked before anything parses the text."""
+    deepest = 0
+    unary = 0  # prefix operators waiting for their operand at this level
+    stack: list[int] = []
+    outer = 0  # sum(stack): prefix operators of the levels around this one
+    position, length = 0, len(expression)
+    while position < length:
+        char = expression[position]
+        if char in "'`\"":  # a raw string, JSON literal or quoted identifier: skip to its end
+            position += 1
+            while position < length and expression[position] != char:
+                position += 2 if expression[position] == "\\" else 1
+        elif char in "([{":
+            stack.append(unary)
+            outer += unary
+            unary = 0
+        elif char in ")]}":
+            unary = 0
+            if stack:
+                outer -= stack.pop()
+        elif char in "!&" and expression[position + 1 : position + 2] not in ("=", "&"):
+            if not (char == "&" and expression[position - 1 : position] == "&"):
+                unary += 1
+        elif not char.isspace():
+            unary = 0
+        deepest = max(deepest, len(stack) + outer + unary)
+        position += 1
+    return deepest
+
+
 def _compile(expression: str, display: str, data: Any, positions: PositionIndex, path: list[Any],
              lazy: bool = False) -> Any:
     if lazy:
@@ -198,13 +235,17 @@ def _compile(expression: str, display: str, data: Any, positions: PositionIndex,
     import jmespath
     from jmespath.exceptions import JMESPathError
 
+    def refuse(detail: str) -> DataFileError:
+        where = locate(data, positions, path)
+        place = f"{display}:{where[0]}:{where[1]}" if where else display
+        return DataFileError([f"{place}: {'.'.join(map(str, path))}: JMESPath does not compile: {detail}"])
+
+    if expression_depth(expression) > MAX_EXPRESSION_DEPTH:
+        raise refuse(f"nested more than {MAX_EXPRESSION_DEPTH} levels deep (brackets, ! and &)")
     try:
         return jmespath.compile(expression)
     except JMESPathError as exc:
-        where = locate(data, positions, path)
-        place = f"{display}:{where[0]}:{where[1]}" if where else display
-        detail = " ".join(str(exc).split())
-        raise DataFileError([f"{place}: {'.'.join(map(str, path))}: JMESPath does not compile: {detail}"]) from None
+        raise refuse(" ".join(str(exc).split())) from None
 
 
 def _template(text: str, display: str, data: Any, positions: PositionIndex,

@@ -30,9 +30,11 @@ def config_show_command(path: str, config_file: str | None, no_config: bool, sel
     """Print the effective configuration for PATH (default: this folder) and where each value
     came from."""
     from kubegap_lint.config.load import render_show
+    from kubegap_lint.report.sanitize import escape_invisible
 
     resolved, catalog = resolve_settings((path,), config_file, no_config, select, ignore, fail_on, baseline)
-    write(render_show(resolved, catalog), None)
+    # Values and paths from the repository: no bidi or invisible character reaches the terminal.
+    write(escape_invisible(render_show(resolved, catalog), keep_line_breaks=True), None)
 
 
 @click.group("baseline")

@@ -16,7 +16,13 @@ from typing import Any
 import click
 
 from kubegap_lint.cli.common import fail, report_and_exit, resolve_settings
-from kubegap_lint.cli.options import OutputChoices, config_options, output_options, report_options
+from kubegap_lint.cli.options import (
+    OutputChoices,
+    config_options,
+    output_options,
+    render_timeout_option,
+    report_options,
+)
 
 
 @click.command("helm")
@@ -56,6 +62,7 @@ from kubegap_lint.cli.options import OutputChoices, config_options, output_optio
 @report_options
 @config_options
 @output_options
+@render_timeout_option
 def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[str, ...],
                  set_strings: tuple[str, ...], set_files: tuple[str, ...],
                  set_jsons: tuple[str, ...], set_literals: tuple[str, ...],
@@ -80,10 +87,10 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
         render,
         shown_name,
     )
-    from kubegap_lint.helm.sdk import engine
+    from kubegap_lint.helm.worker import installed
+    from kubegap_lint.helm.worker import render as render_in_process
 
     choices = choices or OutputChoices()
-    from kubegap_lint.helm.sdk import render as render_in_process
 
     if from_files:
         chosen = charts_of(list(charts))
@@ -96,7 +103,7 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     try:
         helm = find_helm(helm_path) if helm_path else None
         if helm is None:
-            engine()
+            installed()
     except HelmMissing as exc:
         if allow_missing_helm:
             click.echo(f"kubegap-lint: {exc}; {len(chosen)} chart(s) not linted (--allow-missing-helm)",
@@ -117,6 +124,10 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
         from kubegap_lint.engine.inputs import repository_context
 
         settings.context = repository_context(tuple(c for c in chosen if os.path.exists(c)), [], settings.exclude)
+    if helm is None:
+        from kubegap_lint.helm.worker import configure
+
+        configure(config=settings.render_timeout)
     options = RenderOptions(list(values), list(sets), release, namespace, list(set_strings), list(set_files),
                             kube_version, list(api_versions), include_crds, list(set_jsons), list(set_literals))
     # Render flags on the command line win; without any, the configuration's `charts:` entries.
@@ -143,7 +154,7 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
                 try:
                     missing: list[MissingSubchart] = []
                     text = (render(helm, folder, chart_options) if helm
-                            else render_in_process(folder, chart_options, missing))
+                            else render_in_process(folder, chart_options, missing, shown=chart))
                     # a subchart left out is said where Chart.yaml declares it; the rest is linted
                     errors.extend(InputError(m.path.replace(folder, chart), m.message(chart), m.line) for m in missing)
                     shown = (_kept(keep_rendered, chart, text, rendered) if keep_rendered

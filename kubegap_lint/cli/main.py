@@ -22,6 +22,7 @@ from kubegap_lint.cli.options import (
     OutputChoices,
     config_options,
     output_options,
+    render_timeout_option,
     report_options,
     stdin_filename_option,
 )
@@ -120,6 +121,7 @@ def cli() -> None:
 @click.option("--allow-unrendered", is_flag=True,
               help="Report a chart that cannot be rendered (KG009) as a note, not an error.")
 @stdin_filename_option
+@render_timeout_option
 def lint_command(paths: tuple[str, ...], fmt: tuple[tuple[str, str | None], ...], output: str | None, fail_on: str | None,
                  config_file: str | None, no_config: bool, select: tuple[str, ...],
                  ignore: tuple[str, ...], baseline: str | None, no_baseline: bool,
@@ -178,6 +180,7 @@ def main() -> None:
     # loaded (common.resolve_settings), or another command is chosen (get_command).
     was_enabled = gc.isenabled()
     gc.disable()
+    _exit_cleanly_on_sigterm()
     try:
         _main()
     finally:
@@ -233,6 +236,9 @@ def _main() -> None:
     except KeyboardInterrupt:
         click.echo("kubegap-lint: interrupted", err=True)
         sys.exit(130)
+    except _Terminated:
+        click.echo("kubegap-lint: terminated", err=True)
+        sys.exit(143)  # 128 + SIGTERM
     except SystemExit:
         raise
     except Exception as exc:  # a bug: still one line, with what to report
@@ -244,3 +250,21 @@ def _main() -> None:
                    " (please report this with the input that caused it)", err=True)
         sys.exit(EXIT_USAGE)
     sys.exit(0)
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised where the run is, so that every `finally` and atexit step runs: the
+    private temp folder (and any rendered charts in it) is removed, the engine process ended."""
+
+
+def _exit_cleanly_on_sigterm() -> None:
+    import signal
+    import threading
+
+    def terminated(signum: int, frame: object) -> None:
+        raise _Terminated()
+
+    # Not when SIGTERM is ignored by whoever started us, nor off the main thread (main() may run
+    # inside a process that has its own handler).
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, terminated)

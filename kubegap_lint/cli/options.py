@@ -113,3 +113,23 @@ def stdin_filename_option(command: Any) -> Any:
     return click.option(
         "--stdin-filename", "stdin_filename", metavar="NAME", default=None,
         help="Report piped input (-) as NAME (a file in the repository: SARIF points at it).")(command)
+
+
+def _set_render_timeout(context: Any, parameter: Any, value: float | None) -> None:
+    import sys
+
+    # None: this run names none, and an earlier run's in this process must not stay (the servers
+    # lint many times); a process that never rendered has nothing to forget (start-up: no import).
+    if value is not None or "kubegap_lint.helm.worker" in sys.modules:
+        from kubegap_lint.helm.worker import configure
+
+        configure(command_line=value)
+
+
+def render_timeout_option(command: Any) -> Any:
+    """--render-timeout SECONDS: the wall-clock limit of one chart's render (helm/worker.py);
+    it wins over the configuration's `render_timeout`. Not passed to the command."""
+    return click.option(
+        "--render-timeout", type=click.FloatRange(min=0.1, max=86400), default=None, metavar="SECONDS",
+        expose_value=False, callback=_set_render_timeout,
+        help="Stop a chart's render after SECONDS (an error for that chart) [default: 60].")(command)

@@ -343,6 +343,9 @@ def settings_from_file(config: ConfigFile) -> tuple[Settings, dict[str, str]]:
     if data.get("baseline"):
         settings.baseline = _absolute(folder, data["baseline"])
         origin("baseline", ["baseline"])
+    if "render_timeout" in data:
+        settings.render_timeout = float(data["render_timeout"])
+        origin("render_timeout", ["render_timeout"])
     for number, entry in enumerate(data.get("exemptions") or []):
         where = config.where(["exemptions", number]) or (1, 1)
         settings.exemptions.append(Exemption(
@@ -552,6 +555,7 @@ def render_show(resolved: Resolved, catalog: Any) -> str:
     row("workloads", [f"{r.group}/{r.kind}" if r.group else r.kind for r in settings.workloads])
     row("baseline", display_path(settings.baseline) if settings.baseline else None)
     row("charts", [display_path(r.chart) for r in settings.charts])
+    row("render_timeout", settings.render_timeout if settings.render_timeout is not None else 60.0)
     lines.append("params:")
     params = dict(catalog.params)
     params.update(settings.params)

@@ -65,6 +65,7 @@ class Settings:
     source: str | None = None  # the configuration file these came from, if any
     chart_dirs: list[str] = field(default_factory=list)  # where to find charts named by "# Source:"
     charts: list[ChartRender] = field(default_factory=list)  # how to render the charts a run finds
+    render_timeout: float | None = None  # seconds one chart's render may take (helm/worker.py)
     follow_symlinks_out: bool = False  # read symlinks to files outside the linted tree (sources.py)
     # The facts of the work tree's files that the run does not lint (workloads/repofacts.py):
     # set on a partial run, which also reports an exemption unused only for the paths it linted.

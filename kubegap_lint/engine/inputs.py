@@ -125,22 +125,26 @@ def lint_inputs(paths: tuple[str, ...], settings: Settings, catalog: Catalog, *,
 
 def render_charts(charts: list[str], scratch: str, linter: Linter, renders: list[ChartRender],
                   errors: list[InputError]) -> list[Source]:
-    """Each chart rendered in-process, as the configuration's `charts:` entries say or with its
-    default values (a file in `scratch`, read as a source); a chart that cannot be rendered
+    """Each chart rendered by the engine (in its child process, helm/worker.py), as the
+    configuration's `charts:` entries say or with its default values (a file in `scratch`, read
+    as a source); a chart that cannot be rendered
     (no Helm engine, or a render that fails) is a KG009 fault of the linter's run instead."""
     from kubegap_lint.helm.chartcopy import chart_to_render
     from kubegap_lint.helm.dependencies import MissingSubchart
     from kubegap_lint.helm.marked import exact_lines
-    from kubegap_lint.helm.render import NEEDS_VALUES_HINT, HelmError, NotLinted, configured, shown_name
-    from kubegap_lint.helm.sdk import available, render
+    from kubegap_lint.helm.render import NEEDS_VALUES_HINT, HelmError, HelmMissing, NotLinted, configured, shown_name
+    from kubegap_lint.helm.worker import RenderStopped, configure, installed, render
     from kubegap_lint.input.sources import Source
 
-    if not available():
+    try:
+        installed()
+    except HelmMissing:
         for chart in charts:
             linter.unlinted.append(not_rendered(
                 chart_entry(chart), 1, 1, f"chart {chart} was not linted: the Helm engine is not installed"
                 " (`pip install 'kubegap-lint[helm]'`), or run `kubegap-lint helm --helm PATH` with a helm binary"))
         return []
+    configure(config=linter.settings.render_timeout)
     found: list[Source] = []
     for chart in charts:
         runs = configured(chart, renders)
@@ -151,14 +155,15 @@ def render_charts(charts: list[str], scratch: str, linter: Linter, renders: list
             for options, entry in runs:
                 try:
                     missing: list[MissingSubchart] = []
-                    text = render(folder, options, missing)
+                    text = render(folder, options, missing, shown=chart)  # in the engine's child process
                 except NotLinted as exc:  # a library chart, or one that renders nothing: a note
                     linter.unlinted.append(not_rendered(chart_entry(chart), 1, 1, f"chart {chart} was not linted: {exc}",
                                                         cap=Severity.NOTE))
                     continue
                 except HelmError as exc:
                     where = f" ({entry.origin[0]}:{entry.origin[1]})" if entry is not None and entry.origin else ""
-                    hint = NEEDS_VALUES_HINT if entry is None and exc.path is None else ""
+                    hint = (NEEDS_VALUES_HINT if entry is None and exc.path is None
+                            and not isinstance(exc, RenderStopped) else "")
                     message = str(exc).replace(folder, chart)
                     at = ((exc.path.replace(folder, chart), exc.line or 1, 1) if exc.path
                           else failed_at(chart, message))

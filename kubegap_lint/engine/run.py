@@ -314,6 +314,14 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def estimate_order(pair: tuple[int, Estimate]) -> tuple[Any, ...]:
+    """Estimates come by file and place, as findings do, never in the order the paths were
+    named (`lint b.yaml a.yaml` prints what `lint a.yaml b.yaml` prints); input order breaks ties."""
+    order, item = pair
+    where = item.location
+    return (where.path, where.line, where.column, item.resource.display(), order)
+
+
 def make_result(linter: Linter, findings: SortedSpill[Finding], errors: list[InputError], stats: ReadStats,
                 workloads: int, views: list[WorkloadView],
                 estimates: SortedSpill[tuple[int, Estimate]],
@@ -376,7 +384,7 @@ class _Run:
         self.templates = TemplateMapper(linter.settings.chart_dirs, linter.template_places)
         self.faults: SortedSpill[Finding] = SortedSpill(Finding.sort_key)  # matched at the end
         self.findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key, tally=_tally_key)
-        self.estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(lambda pair: pair[0])
+        self.estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(estimate_order)
         self.workload_refs: SortedSpill[tuple[int, tuple[ResourceRef, Location]]] = SortedSpill(
             lambda pair: pair[0])
         self.views: list[tuple[int, WorkloadView]] = []

@@ -287,16 +287,18 @@ def exact_lines(chart: str, options: RenderOptions, plain_text: str, shown: str 
     marked (an archive, a marked render that fails or disagrees)."""
     from kubegap_lint.core.tempdir import scratch_folder
     from kubegap_lint.helm.render import HelmError
-    from kubegap_lint.helm.sdk import render, set_values
+    from kubegap_lint.helm.sdk import set_values
     from kubegap_lint.helm.values_lines import ValuesIndex
+    from kubegap_lint.helm.worker import render
 
     if not os.path.isdir(chart):
         return {}
     try:
         with scratch_folder("marked-") as scratch:
             copy, files = marked_copy(chart, scratch, shown)  # archived subcharts stay as they are: unmarked
-            marked_text = render(copy, options)
-            values = ValuesIndex(shown or chart, options, set_values(options))
+            marked_text = render(copy, options, shown=shown or chart)
+            given = options.sets or options.set_strings or options.set_files  # else no engine here
+            values = ValuesIndex(shown or chart, options, set_values(options) if given else {})
     except (HelmError, OSError, shutil.Error):
         return {}
     return positions(plain_text, marked_text, files, values)

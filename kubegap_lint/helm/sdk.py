@@ -46,7 +46,17 @@ def available() -> bool:
 
 
 def _message(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    """The engine's error on one line; its lists (`- at '/a': ...`, schema errors the engine
+    gives in a random order) sorted, so that the same chart gives the same bytes."""
+    lines = str(exc).splitlines()
+    start = 0
+    while start < len(lines):
+        end = start
+        while end < len(lines) and lines[end].lstrip().startswith("- "):
+            end += 1
+        lines[start:end] = sorted(lines[start:end])
+        start = end + 1
+    return " ".join(" ".join(lines).split()) or type(exc).__name__
 
 
 def merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:

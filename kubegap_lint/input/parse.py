@@ -491,10 +491,12 @@ def _plain(value: str) -> Any:
                 return int(value)  # the common case of _INT_RE, without the expressions
             if _INT_RE.match(value):
                 return int(value.replace("_", ""))
+            # Base 16 and 8 have no digit limit in int(), but such a number could never be
+            # printed (str() refuses over 4,300 decimal digits): past 3,000 digits the text stays.
             if _HEX_RE.match(value):
-                return int(value.replace("_", ""), 16)
+                return int(value.replace("_", ""), 16) if len(value) <= 3000 else value
             if _OCT_RE.match(value):
-                return int(value.replace("_", "").replace("0o", ""), 8)
+                return int(value.replace("_", "").replace("0o", ""), 8) if len(value) <= 3000 else value
             if _FLOAT_RE.match(value) and any(ch.isdigit() for ch in value):
                 return float(value.replace("_", ""))
         except ValueError:

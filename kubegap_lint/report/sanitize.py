@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-import re
-from functools import cache
+from kubegap_lint.core.escape import CONTROLS, INVISIBLE
+from kubegap_lint.core.escape import escape_char as _escape
+from kubegap_lint.core.escape import pattern as _pattern
 
 # C0 and C1 control characters, DEL, lone surrogates (from escapes in broken input and from
-# file names that are not UTF-8), and the invisible characters that reorder or hide text:
-# bidi embeddings, overrides and isolates (the "Trojan Source" characters), zero-width
-# spaces and joiners, the word joiner and the byte-order mark.
-_INVISIBLE = "\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
-_UNSAFE = f"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff{_INVISIBLE}]"
-_UNSAFE_KEEP_TABS = f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff{_INVISIBLE}]"
-
-
-@cache
-def _pattern(text: str) -> re.Pattern[str]:
-    """Compiled at the first use (start-up: a clean run with nothing to escape may use none)."""
-    return re.compile(text)
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group(0))
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+# file names that are not UTF-8), and the invisible characters that reorder or hide text
+# (core/escape.py: bidi controls, zero-width and default-ignorable characters, tags).
+_UNSAFE = f"[{CONTROLS}{INVISIBLE}]"
+_UNSAFE_KEEP_TABS = f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff{INVISIBLE}]"
 
 
 def safe_text(text: str) -> str:

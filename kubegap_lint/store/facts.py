@@ -13,6 +13,7 @@ pickle.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -75,11 +76,19 @@ class DiskFacts:
         from kubegap_lint.core.tempdir import private_temp_dir
 
         # "" names a private temporary database on disk (SQLite keeps a small page cache),
-        # in our private temp folder: SQLite's own search ends in the current folder.
-        self.db = sqlite3.connect("")
+        # in our private temp folder: SQLite's own search (SQLITE_TMPDIR, TMPDIR, /var/tmp,
+        # /usr/tmp, /tmp) ends in the current folder. SQLITE_TMPDIR is read when SQLite makes
+        # its first temporary file; the pragma (deprecated, may be compiled out) as well.
+        # With no private folder, the database and its temporary tables stay in memory.
         folder = private_temp_dir()
-        if folder is not None and "'" not in folder:
-            self.execute(f"PRAGMA temp_store_directory = '{folder}'")
+        if folder is None:
+            self.db = sqlite3.connect(":memory:")
+            self.execute("PRAGMA temp_store = MEMORY")
+        else:
+            os.environ["SQLITE_TMPDIR"] = folder
+            self.db = sqlite3.connect("")
+            if "'" not in folder:
+                self.execute(f"PRAGMA temp_store_directory = '{folder}'")
         self.execute("CREATE TABLE facts (tbl TEXT, key TEXT, value BLOB, PRIMARY KEY (tbl, key)) WITHOUT ROWID")
         self.execute("CREATE TABLE multimap (tbl TEXT, key TEXT, number INTEGER)")
         self.execute("CREATE INDEX multimap_key ON multimap (tbl, key)")

@@ -92,8 +92,20 @@ def _load(path: str, stamp: int) -> tuple[str | None, dict[str, int]]:
     from kubegap_lint.core.safefile import MAX_BASELINE_BYTES, read_text_limited
 
     text = read_text_limited(path, MAX_BASELINE_BYTES, "baseline")
+    # Memory grows with the values parsed, not the bytes: `{},` is 3 bytes and a 64-byte dict.
+    # Each value but the first follows a comma, so the commas bound the values; only each
+    # finding's fingerprint is kept (_kept), numbers of any length are never converted.
+    if text.count(",") > MAX_BASELINE_VALUES:
+        raise DataFileError([f"{path}: baseline holds more than {MAX_BASELINE_VALUES:,} values: not read"
+                             " (a baseline records six a finding)"])
+    seen: dict[str, _Fingerprint] = {}
+
+    def kept(pairs: list[tuple[str, Any]]) -> Any:
+        found = _kept(pairs)
+        return seen.setdefault(found, found) if isinstance(found, _Fingerprint) else found  # one object a fingerprint
+
     try:
-        document = json.loads(text)
+        document = json.loads(text, object_pairs_hook=kept, parse_int=_number, parse_float=_number)
     except RecursionError:  # e.g. 100,000 nested arrays
         raise DataFileError([f"{path}: baseline is nested too deeply to be a baseline"]) from None
     except json.JSONDecodeError as exc:
@@ -106,7 +118,33 @@ def _load(path: str, stamp: int) -> tuple[str | None, dict[str, int]]:
     kind = document.get("paths") if document["version"] == 2 else None
     counts: Counter[str] = Counter()
     for number, entry in enumerate(document["findings"]):
-        if not isinstance(entry, dict) or not isinstance(entry.get("fingerprint"), str):
+        if not isinstance(entry, _Fingerprint):
             raise DataFileError([f"{path}: findings[{number}]: expected an object with a fingerprint string"])
-        counts[entry["fingerprint"]] += 1
+        counts[str(entry)] += 1
     return kind, dict(counts)
+
+
+MAX_BASELINE_VALUES = 8 * 1024 * 1024  # over a million findings (six values each)
+
+
+class _Fingerprint(str):
+    """A findings entry, as parsed: only its fingerprint is kept."""
+
+
+_OTHER = object()  # any other object inside the document: its content is never needed
+
+
+def _kept(pairs: list[tuple[str, Any]]) -> Any:
+    keys = {key for key, _ in pairs}
+    if "findings" in keys or "version" in keys:  # the document itself
+        return dict(pairs)
+    fingerprint = dict(pairs).get("fingerprint") if "fingerprint" in keys else None
+    return _Fingerprint(fingerprint) if isinstance(fingerprint, str) else _OTHER
+
+
+def _number(text: str) -> Any:
+    """A JSON number: the version is a small one; a longer one is never converted (int() of
+    5,000 digits raises)."""
+    if len(text) > 20:
+        return _OTHER
+    return float(text) if any(c in text for c in ".eE") else int(text)

@@ -185,6 +185,13 @@ def run_one(linter, data: bytes, folder: str, sarif: bool) -> tuple[object, list
     return result, bugs
 
 
+def _peak_mib() -> int:
+    """This process's peak resident size (scripts/fuzz.sh holds it under 1 GiB)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # KiB on Linux
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--inputs", type=int, default=100_000)
@@ -258,6 +265,7 @@ def main() -> int:
         "seed": args.seed, "sarif_rendered": (done + args.sarif_every - 1) // args.sarif_every, "corpus_documents": len(pieces), "mean_input_bytes": round(sizes / max(done, 1)),
         "exit_codes": dict(sorted(exits.items())), "inputs_with_rule": dict(sorted(rules.items())),
         "inputs_with_input_error": dict(errors.most_common(12)),
+        "peak_mib_this_process": _peak_mib(),
     }
     print(json.dumps(summary, sort_keys=True))
     return 1 if failures else 0
