@@ -1,0 +1,173 @@
+"""What a kustomization includes, read from its files (never by running anything): resources,
+bases and components (files and folders), patches of every kind, generators, and the remote
+references that are refused (a render must never reach the network).
+
+`Kustomization` is one kustomization file; `closure` follows its folders down to every file a
+render reads, which tells which files a linted overlay covers (not linted again as plain
+manifests) and which overlays include a changed file (pre-commit).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+from kubegap_lint.core.record import field, record
+from kubegap_lint.kustomize.yamlfile import Doc, documents
+
+FILE_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+MAX_TREE_FOLDERS = 2_000  # the kustomizations one closure follows: no crawl of a huge tree
+# A remote base: a URL, an scp-like git address, or a host path such as github.com/org/repo.
+_REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|[\w.-]+\.(?:com|org|io|net|dev)/)|\?ref=|//", re.I)
+
+
+def kustomization_file(folder: str) -> str | None:
+    """The kustomization file of a folder (the first of kustomize's three names), or None."""
+    for name in FILE_NAMES:
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def is_remote(reference: str) -> bool:
+    return bool(_REMOTE.search(reference))
+
+
+@record
+class Entry:
+    """One reference in a kustomization file: which list it is in and where it is written."""
+
+    field_name: str
+    value: str
+    line: int
+    column: int
+
+
+@record
+class Kustomization:
+    """One kustomization file, parsed with positions."""
+
+    path: str
+    doc: Doc | None
+    entries: list[Entry] = field(default_factory=list)  # resources, bases, components
+
+    @property
+    def folder(self) -> str:
+        return os.path.dirname(self.path)
+
+    @property
+    def data(self) -> dict[str, Any]:
+        data = self.doc.data if self.doc is not None else None
+        return data if isinstance(data, dict) else {}
+
+    def place(self, key_path: tuple[str | int, ...]) -> tuple[int, int]:
+        where = self.doc.place(key_path) if self.doc is not None else None
+        return where or (1, 1)
+
+    def listed(self, name: str) -> Iterator[tuple[int, Any]]:
+        value = self.data.get(name)
+        if isinstance(value, list):
+            yield from enumerate(value)
+
+    def remote(self) -> Entry | None:
+        """The first remote base it names: refused, kustomize would fetch it."""
+        return next((e for e in self.entries if is_remote(e.value)), None)
+
+    def files_read(self) -> Iterator[str]:
+        """The local files it reads besides its resources (patches, generator sources, configurations)."""
+        for name in ("patchesStrategicMerge", "patches", "patchesJson6902", "configurations", "transformers",
+                     "generators", "crds", "replacements"):
+            for _, item in self.listed(name):
+                path = item.get("path") if isinstance(item, dict) else item
+                if isinstance(path, str) and "\n" not in path:
+                    yield os.path.normpath(os.path.join(self.folder, path))
+        for name in ("configMapGenerator", "secretGenerator"):
+            for _, item in self.listed(name):
+                if not isinstance(item, dict):
+                    continue
+                for key in ("files", "envs"):
+                    for source in item.get(key) or ():
+                        if isinstance(source, str):
+                            source = source.split("=", 1)[-1]
+                            yield os.path.normpath(os.path.join(self.folder, source))
+                if isinstance(item.get("env"), str):
+                    yield os.path.normpath(os.path.join(self.folder, item["env"]))
+
+
+@lru_cache(maxsize=1024)
+def load(path: str) -> Kustomization:
+    """A kustomization file (path absolute and normalised); empty when it cannot be read."""
+    docs = documents(path)
+    doc = docs[0] if docs else None
+    found = Kustomization(path, doc)
+    for name in ("resources", "bases", "components"):
+        for number, value in found.listed(name):
+            if isinstance(value, str):
+                line, column = found.place((name, number))
+                found.entries.append(Entry(name, value, line, column))
+    return found
+
+
+@record
+class Closure:
+    """What rendering a kustomization reads: its kustomizations (outermost first) and files."""
+
+    kustomizations: list[Kustomization] = field(default_factory=list)
+    files: set[str] = field(default_factory=set)
+    folders: set[str] = field(default_factory=set)  # the kustomization folders reached
+    remote: tuple[Kustomization, Entry] | None = None
+
+
+def closure(folder: str) -> Closure:
+    """Every kustomization and file a render of `folder` reads (absolute paths), following
+    folders as kustomize does; each kustomization once."""
+    found = Closure()
+    pending = [os.path.abspath(folder)]
+    while pending and len(found.folders) < MAX_TREE_FOLDERS:
+        here = pending.pop(0)
+        if here in found.folders:
+            continue
+        file = kustomization_file(here)
+        if file is None:
+            continue
+        found.folders.add(here)
+        kustomization = load(file)
+        found.kustomizations.append(kustomization)
+        found.files.add(file)
+        found.files.update(kustomization.files_read())
+        if found.remote is None:
+            remote = kustomization.remote()
+            if remote is not None:
+                found.remote = (kustomization, remote)
+        for entry in kustomization.entries:
+            if is_remote(entry.value):
+                continue
+            target = os.path.normpath(os.path.join(here, entry.value))
+            if os.path.isdir(target):
+                pending.append(target)
+            else:
+                found.files.add(target)
+    return found
+
+
+def ancestors(chain: Closure, path: str) -> list[Kustomization]:
+    """The kustomizations of a closure that include `path` (a file), directly or through their
+    folders, outermost first: the ones whose patches and transformers apply to its objects."""
+    including: dict[str, set[str]] = {}
+    for kustomization in chain.kustomizations:
+        for entry in kustomization.entries:
+            target = os.path.normpath(os.path.join(kustomization.folder, entry.value))
+            including.setdefault(target, set()).add(kustomization.folder)
+    reached: set[str] = set()
+    pending = [path]
+    while pending:
+        here = pending.pop()
+        for folder in including.get(here, ()):
+            if folder not in reached:
+                reached.add(folder)
+                pending.append(folder)
+    return [k for k in chain.kustomizations if k.folder in reached]
