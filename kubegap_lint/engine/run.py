@@ -179,6 +179,9 @@ class Linter:
         # Template places learned from a marked render (helm/marked.py), by rendered stream and
         # line: set by `kubegap-lint helm` for the charts it renders itself.
         self.template_places: dict[str, dict[int, Any]] = {}
+        # Rendered kustomizations by stream: the folder rendered and each document's origin
+        # (kustomize/render.py); set by the commands that render them.
+        self.kustomize_roots: dict[str, tuple[str, dict[int, Any]]] = {}
 
     def new_index(self, facts_in_memory: int | None = None) -> InputIndex:
         """An empty index for a run, holding the facts of the files around a partial run
@@ -323,6 +326,9 @@ class _Run:
         self.index = index if index is not None else linter.new_index(facts_in_memory)
         self.suppressor = Suppressor(linter)
         self.templates = TemplateMapper(linter.settings.chart_dirs, linter.template_places)
+        from kubegap_lint.kustomize.mapping import OriginMapper
+
+        self.origins = OriginMapper(linter.kustomize_roots, self.suppressor.collect_comments)
         self.faults: SortedSpill[Finding] = SortedSpill(Finding.sort_key)  # matched at the end
         self.findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key, tally=_tally_key)
         self.estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(lambda pair: pair[0])
@@ -378,6 +384,7 @@ class _Run:
                 self.faults.add(fault_finding(item, policy))
             return None
         try:
+            self.origins.note(item)  # kustomize's origin annotation: read, and gone before the rules
             if not self.indexed:
                 self.index.add(item)
             self.suppressor.collect(item)
@@ -415,11 +422,14 @@ class _Run:
             self.views.append((order, view))
         if found is not None:
             self.estimates.add((order, found))
+        origin = self.origins.origin(resource) if self.origins else None
         note = self.linter.input_policies.get("workload-not-judged")
         if note is not None:
             from kubegap_lint.engine.notes import not_judged_notes
 
             for finding in not_judged_notes(note, self.linter.workload_policies, view, resource):
+                if origin is not None:
+                    finding = self.origins.map(finding, resource, origin)
                 self.findings.add(self.suppressor.apply(self.templates.map(finding, document=_document(resource)), resource))
         from kubegap_lint.engine.evaluate import key_path_of  # not without workloads
 
@@ -440,6 +450,8 @@ class _Run:
             for finding in outcome:
                 if finding.template is not None:  # map gives the others back as they are
                     finding = mapper.map(finding, lambda f: key_path_of(resource, f), document)
+                elif origin is not None:  # a rendered kustomization: to the base or patch line
+                    finding = self.origins.map(finding, resource, origin)
                 add(suppressor.apply(finding, resource) if suppressing else finding)
 
     def result(self, stats: ReadStats) -> LintResult:
