@@ -101,6 +101,9 @@ def cli() -> None:
                    " process streams with bounded memory, workers hold the whole input.")
 @click.option("--follow-symlinks-out", is_flag=True,
               help="Read symbolic links to files outside the linted tree (skipped with a note by default).")
+@click.option("--kustomize", "kustomize_path", metavar="PATH", default=None,
+              help="Render kustomizations with this kubectl or kustomize binary [default: kustomize, else"
+                   " kubectl, on PATH].")
 @stdin_filename_option
 def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None,
                  config_file: str | None, no_config: bool, select: tuple[str, ...],
@@ -109,9 +112,10 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
                  skip_chart_templates: bool = False, sarif_root: str | None = None,
                  sarif_category: str | None = None, jobs: int = 1, repo_facts: bool = True,
                  choices: OutputChoices | None = None, stdin_filename: str | None = None,
-                 follow_symlinks_out: bool = False) -> None:
+                 follow_symlinks_out: bool = False, kustomize_path: str | None = None) -> None:
     """Lint manifests: files, folders (recursively) and - for stdin. A folder holding a
-    Chart.yaml is a chart: rendered in-process when the Helm engine is installed, else skipped."""
+    Chart.yaml is a chart: rendered in-process when the Helm engine is installed, else skipped.
+    A folder holding a kustomization.yaml is rendered with kustomize (docs/kustomize.md)."""
     if not paths:
         fail("no input: name files or folders to lint, or - for stdin (see --help)")
     from kubegap_lint.engine.run import Linter
@@ -128,19 +132,23 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
     if repo_facts:
         settings.context = repository_context(_config_paths(paths, stdin_name), sources, settings.exclude)
     linter = Linter(settings, catalog=catalog)
+    from kubegap_lint.cli.kustomized import split_kustomizations
     from kubegap_lint.engine import parallel
     from kubegap_lint.helm.render import split_chart_sources
 
+    sources, kustomizations = split_kustomizations(paths, sources)
     sources, charts = split_chart_sources(sources)
-    if charts:
-        choices.allow_empty = True  # charts were found (rendered, or skipped with a note): not empty
-    if charts and not skip_chart_templates:
-        from contextlib import ExitStack  # only charts need a scratch folder (start-up)
+    if charts or kustomizations:
+        choices.allow_empty = True  # charts or kustomizations were found (rendered, or reported): not empty
+    from contextlib import ExitStack
 
-        from kubegap_lint.core.model import InputError
-        from kubegap_lint.core.tempdir import scratch_folder
+    with ExitStack() as scratch_kept:  # rendered inputs are kept until the run has read them
+        if kustomizations:
+            sources += _rendered_kustomizations(kustomizations, scratch_kept, linter, errors, kustomize_path)
+        if charts and not skip_chart_templates:
+            from kubegap_lint.core.model import InputError
+            from kubegap_lint.core.tempdir import scratch_folder
 
-        with ExitStack() as scratch_kept:
             # Rendered files go to a private folder in the system's temp folder, never the
             # current one (tempfile's fallback); none usable: each chart is an input error.
             try:
@@ -150,8 +158,6 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
             else:
                 sources += _rendered_charts(charts, scratch, errors, linter.template_places, settings.charts)
             settings.chart_dirs.extend(charts)
-            result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
-    else:
         result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
     report_and_exit(result, linter, fmt, output, no_colour, show_suppressed, sarif_root, sarif_category,
                     choices)
@@ -160,6 +166,21 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
 def _config_paths(paths: tuple[str, ...], stdin_name: str | None) -> tuple[str, ...]:
     """The paths the configuration is found from: --stdin-filename stands for -."""
     return tuple(stdin_name if p == "-" and stdin_name else p for p in paths)
+
+
+def _rendered_kustomizations(folders: list[str], kept: object, linter: object, errors: list,
+                             kustomize_path: str | None) -> list:
+    """The kustomizations rendered into a scratch folder kept until the run ends."""
+    from kubegap_lint.cli.kustomized import rendered_kustomizations, unrendered
+    from kubegap_lint.core.tempdir import scratch_folder
+
+    try:
+        scratch = kept.enter_context(scratch_folder("kustomize-"))  # type: ignore[attr-defined]
+    except OSError as exc:
+        for folder in folders:
+            unrendered(errors, linter, folder, 1, 1, f"cannot be rendered: {exc}")
+        return []
+    return rendered_kustomizations(folders, scratch, linter, errors, kustomize_path)
 
 
 def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict, renders: list) -> list:

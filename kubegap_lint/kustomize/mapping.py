@@ -147,7 +147,9 @@ class OriginMapper:
             return Placed(found.path, 1, 1, True)
         path, node, whole = walk(base.data, data, key_path)
         where = base.place(path) or base.place(()) or (1, 1)
-        exact = whole and agrees(node, _at(data, key_path))
+        # A mapping's line stands whatever transformers did inside it; a value must be the same.
+        container = isinstance(node, dict) or isinstance(node, list) and any(isinstance(v, (dict, list)) for v in node)
+        exact = whole and (container or agrees(node, _at(data, key_path)))
         return Placed(base.path, where[0], where[1], not exact)
 
     def _generated(self, found: Origin, data: dict[str, Any], key_path: KeyPath) -> Placed | None:
