@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from contextlib import ExitStack
 from typing import Any
 
 from kubegap_lint.core.model import InputError
@@ -55,6 +56,20 @@ def split_kustomizations(paths: Iterable[str], sources: list[Source]) -> tuple[l
         covered |= {k.path for k in chains[folder].kustomizations}
     plain = [s for s in sources if s.fs_path is None or os.path.abspath(s.fs_path) not in covered]
     return plain, roots
+
+
+def rendered(folders: list[str], kept: ExitStack, linter: Any, errors: list[InputError],
+             renderer_path: str | None) -> list[Source]:
+    """The kustomizations rendered into a scratch folder that `kept` removes once the run ends."""
+    from kubegap_lint.core.tempdir import scratch_folder
+
+    try:
+        scratch = kept.enter_context(scratch_folder("kustomize-"))
+    except OSError as exc:
+        for folder in folders:
+            unrendered(errors, linter, _shown(folder), 1, 1, f"kustomization {_shown(folder)} was not linted: {exc}")
+        return []
+    return rendered_kustomizations(folders, scratch, linter, errors, renderer_path)
 
 
 def rendered_kustomizations(folders: list[str], scratch: str, linter: Any, errors: list[InputError],

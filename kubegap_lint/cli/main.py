@@ -45,6 +45,7 @@ class _DefaultLintGroup(click.Group):
 
     # Subcommands defined at their first use: a lint never builds `helm`'s thirty options.
     lazy = {"helm": ("kubegap_lint.cli.helm", "helm_command"),
+            "kustomize": ("kubegap_lint.cli.kustomize", "kustomize_command"),
             **{name: ("kubegap_lint.cli.commands", attribute) for name, attribute in (
                 ("config", "config_group"), ("baseline", "baseline_group"), ("policies", "policies_group"),
                 ("rules", "rules_command"), ("explain", "explain_command"))}}
@@ -132,11 +133,11 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
     if repo_facts:
         settings.context = repository_context(_config_paths(paths, stdin_name), sources, settings.exclude)
     linter = Linter(settings, catalog=catalog)
-    from kubegap_lint.cli.kustomized import split_kustomizations
+    from kubegap_lint.cli import kustomized
     from kubegap_lint.engine import parallel
     from kubegap_lint.helm.render import split_chart_sources
 
-    sources, kustomizations = split_kustomizations(paths, sources)
+    sources, kustomizations = kustomized.split_kustomizations(paths, sources)
     sources, charts = split_chart_sources(sources)
     if charts or kustomizations:
         choices.allow_empty = True  # charts or kustomizations were found (rendered, or reported): not empty
@@ -144,7 +145,7 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
 
     with ExitStack() as scratch_kept:  # rendered inputs are kept until the run has read them
         if kustomizations:
-            sources += _rendered_kustomizations(kustomizations, scratch_kept, linter, errors, kustomize_path)
+            sources += kustomized.rendered(kustomizations, scratch_kept, linter, errors, kustomize_path)
         if charts and not skip_chart_templates:
             from kubegap_lint.core.model import InputError
             from kubegap_lint.core.tempdir import scratch_folder
@@ -166,21 +167,6 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
 def _config_paths(paths: tuple[str, ...], stdin_name: str | None) -> tuple[str, ...]:
     """The paths the configuration is found from: --stdin-filename stands for -."""
     return tuple(stdin_name if p == "-" and stdin_name else p for p in paths)
-
-
-def _rendered_kustomizations(folders: list[str], kept: object, linter: object, errors: list,
-                             kustomize_path: str | None) -> list:
-    """The kustomizations rendered into a scratch folder kept until the run ends."""
-    from kubegap_lint.cli.kustomized import rendered_kustomizations, unrendered
-    from kubegap_lint.core.tempdir import scratch_folder
-
-    try:
-        scratch = kept.enter_context(scratch_folder("kustomize-"))  # type: ignore[attr-defined]
-    except OSError as exc:
-        for folder in folders:
-            unrendered(errors, linter, folder, 1, 1, f"cannot be rendered: {exc}")
-        return []
-    return rendered_kustomizations(folders, scratch, linter, errors, kustomize_path)
 
 
 def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict, renders: list) -> list:

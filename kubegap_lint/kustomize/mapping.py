@@ -22,13 +22,11 @@ from kubegap_lint.core.record import record, replace
 from kubegap_lint.input.read import Resource
 from kubegap_lint.kustomize.origin import Origin, pop_origin
 from kubegap_lint.kustomize.patches import KeyPath, agrees, claim, patches_of, targets, walk
-from kubegap_lint.kustomize.tree import Closure, Kustomization, ancestors, closure, kustomization_file, load
+from kubegap_lint.kustomize.tree import Closure, Kustomization, ancestors, closure, folders_below, load
 from kubegap_lint.kustomize.yamlfile import Doc, documents
 
 _GENERATOR_LISTS = {"ConfigMapGenerator": "configMapGenerator", "SecretGenerator": "secretGenerator",
                     "HelmChartInflationGenerator": "helmCharts"}
-MAX_ROOT_SEARCH_DIRS = 20_000  # piped input: the kustomizations looked for below the current folder
-MAX_ROOT_SEARCH_DEPTH = 8
 
 
 @record(frozen=True)
@@ -88,7 +86,7 @@ class OriginMapper:
         if relative is None:
             return None
         if self._below_cwd is None:
-            self._below_cwd = _kustomization_folders(os.curdir)
+            self._below_cwd = folders_below(os.curdir)
         folders = []
         for folder in self._below_cwd:
             candidate = os.path.normpath(os.path.join(folder, relative))
@@ -225,7 +223,7 @@ def _agreement(written: Any, rendered: Any) -> int:
     if isinstance(written, dict) and isinstance(rendered, dict):
         return sum(_agreement(v, rendered.get(k)) for k, v in written.items())
     if isinstance(written, list) and isinstance(rendered, list):
-        return sum(_agreement(a, b) for a, b in zip(written, rendered))
+        return sum(_agreement(a, b) for a, b in zip(written, rendered, strict=False))
     return int(written == rendered)
 
 
@@ -252,20 +250,3 @@ def _at(data: Any, key_path: KeyPath) -> Any:
 
 def _joined(base: str, path: str | None) -> str | None:
     return None if path is None else os.path.normpath(os.path.join(base, path))
-
-
-def _kustomization_folders(top: str) -> list[str]:
-    """The folders at or below `top` holding a kustomization, absolute, in sorted order (bounded)."""
-    found: list[str] = []
-    visited = 0
-    for folder, dirs, _ in os.walk(os.path.abspath(top)):
-        visited += 1
-        if visited > MAX_ROOT_SEARCH_DIRS:
-            break
-        depth = os.path.relpath(folder, top).count(os.sep)
-        dirs[:] = [] if depth >= MAX_ROOT_SEARCH_DEPTH else sorted(
-            d for d in dirs if not d.startswith(".") and d != "node_modules")
-        if kustomization_file(folder) is not None:
-            found.append(folder)
-    return found
-

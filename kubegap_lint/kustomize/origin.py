@@ -56,7 +56,9 @@ def parse_origin(value: Any) -> Origin | None:
 def pop_origin(data: Any) -> Origin | None:
     """Take the annotation out of an object's data (and the annotations map it alone made)."""
     metadata = data.get("metadata") if isinstance(data, dict) else None
-    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    if not isinstance(metadata, dict):
+        return None
+    annotations = metadata.get("annotations")
     if not isinstance(annotations, dict) or ORIGIN not in annotations:
         return None
     found = parse_origin(annotations.pop(ORIGIN))

@@ -165,7 +165,8 @@ def targets(patch: Patch, kind: str, names: set[str], labels: dict[str, Any]) ->
     target = patch.target
     if target is None:
         data = patch.doc.data if isinstance(patch.doc.data, dict) else {}
-        metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+        metadata = data.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
         target = {"kind": data.get("kind"), "name": metadata.get("name")}
     if target.get("kind") not in (None, kind):
         return False

@@ -20,6 +20,8 @@ from kubegap_lint.kustomize.yamlfile import Doc, documents
 
 FILE_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 MAX_TREE_FOLDERS = 2_000  # the kustomizations one closure follows: no crawl of a huge tree
+MAX_SEARCH_DIRS = 20_000  # the folders looked through for kustomizations below a top folder
+MAX_SEARCH_DEPTH = 10
 # A remote base: a URL, an scp-like git address, or a host path such as github.com/org/repo.
 _REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@|[\w.-]+\.(?:com|org|io|net|dev)/)|\?ref=|//", re.I)
 
@@ -171,3 +173,42 @@ def ancestors(chain: Closure, path: str) -> list[Kustomization]:
                 reached.add(folder)
                 pending.append(folder)
     return [k for k in chain.kustomizations if k.folder in reached]
+
+
+def folders_below(top: str) -> list[str]:
+    """The folders at or below `top` holding a kustomization, absolute, in sorted order: from
+    git's list of the work tree's files when `top` is one, else a bounded walk (hidden folders
+    and node_modules skipped)."""
+    from kubegap_lint.input.git import top_level, work_tree_files
+
+    top = os.path.abspath(top)
+    if top_level(top) == os.path.realpath(top):
+        listed = work_tree_files(top)
+        if listed:
+            names = {os.path.dirname(os.path.join(top, *name.split("/"))) for name in listed
+                     if name.rsplit("/", 1)[-1] in FILE_NAMES}
+            return sorted(names)
+    found: list[str] = []
+    visited = 0
+    for folder, dirs, files in os.walk(top):
+        visited += 1
+        if visited > MAX_SEARCH_DIRS:
+            break
+        depth = os.path.relpath(folder, top).count(os.sep)
+        dirs[:] = [] if depth >= MAX_SEARCH_DEPTH else sorted(
+            d for d in dirs if not d.startswith(".") and d != "node_modules")
+        if any(name in files for name in FILE_NAMES):
+            found.append(folder)
+    return sorted(found)
+
+
+def including(changed: list[str], top: str) -> list[str]:
+    """The kustomization folders below `top` whose render reads one of the changed files (a
+    resource, a base's file, a patch, a generator source, a kustomization file)."""
+    wanted = {os.path.abspath(path) for path in changed}
+    chosen: list[str] = []
+    for folder in folders_below(top):
+        chain = closure(folder)
+        if wanted & (chain.files | {k.path for k in chain.kustomizations}):
+            chosen.append(folder)
+    return chosen

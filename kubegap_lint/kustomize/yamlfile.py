@@ -75,7 +75,12 @@ def inline_text(kustomization: Doc, key_path: tuple[str | int, ...]) -> list[Doc
     lines there: a block scalar (`patch: |-`) starts on the line after its key, indented."""
     value: Any = kustomization.data
     for step in key_path:
-        value = value[step] if isinstance(value, (dict, list)) else None
+        if isinstance(value, dict):
+            value = value.get(step)
+        elif isinstance(value, list) and isinstance(step, int) and step < len(value):
+            value = value[step]
+        else:
+            value = None
     if not isinstance(value, str):
         return []
     key = kustomization.positions.key(key_path)
