@@ -437,7 +437,8 @@ class _Run:
         add, mapper, suppressor = self.findings.add, self.templates, self.suppressor
         # Every suppression is known by now (all the input was taken before any workload is
         # evaluated): when there is none, apply would give each finding back as it is.
-        suppressing = suppressor.suppresses()
+        # A finding moved to a kustomize base or patch may meet a `# kubegap:ignore` written there.
+        suppressing = suppressor.suppresses() or origin is not None
         for policy, outcome in self.plan.evaluate(view, resource):
             if isinstance(outcome, Exception):  # a policy met data it cannot handle: say so, go on
                 self.errors.append(InputError(

@@ -25,6 +25,7 @@ from kubegap_lint.kustomize.patches import KeyPath, agrees, claim, patches_of, t
 from kubegap_lint.kustomize.tree import Closure, Kustomization, ancestors, closure, folders_below, load
 from kubegap_lint.kustomize.yamlfile import Doc, documents
 
+_ENTRY_NODES = ((), ("metadata",), ("metadata", "name"))
 _GENERATOR_LISTS = {"ConfigMapGenerator": "configMapGenerator", "SecretGenerator": "secretGenerator",
                     "HelmChartInflationGenerator": "helmCharts"}
 
@@ -147,7 +148,9 @@ class OriginMapper:
         where = base.place(path) or base.place(()) or (1, 1)
         # A mapping's line stands whatever transformers did inside it; a value must be the same.
         container = isinstance(node, dict) or isinstance(node, list) and any(isinstance(v, (dict, list)) for v in node)
-        exact = whole and (container or agrees(node, _at(data, key_path)))
+        # The name's line stands when namePrefix or nameSuffix changed it (the rendered name holds it).
+        renamed = key_path == ("metadata", "name") and isinstance(node, str) and node in str(_at(data, key_path))
+        exact = whole and (container or renamed or agrees(node, _at(data, key_path)))
         return Placed(base.path, where[0], where[1], not exact)
 
     def _generated(self, found: Origin, data: dict[str, Any], key_path: KeyPath) -> Placed | None:
@@ -163,7 +166,8 @@ class OriginMapper:
                     entry_name = entry.get("name") or entry.get("releaseName")
                     if isinstance(entry_name, str) and entry_name in name:
                         line, column = kustomization.place((list_name, number))
-                        return Placed(kustomization.path, line, column, len(key_path) > 2)
+                        # The object and its name are the entry's; its data comes from the sources it lists.
+                        return Placed(kustomization.path, line, column, key_path not in _ENTRY_NODES)
             line, column = kustomization.place((list_name,))
             return Placed(kustomization.path, line, column, True)
         return Placed(kustomization.path, 1, 1, True)

@@ -145,8 +145,10 @@ def _claim_json(patch: Patch, rendered_doc: Any, key_path: KeyPath) -> tuple[Key
         rest = key_path[len(segments):]
         path, written, whole = walk(operation["value"], node, rest)
         if whole and agrees(written, _at(node, rest)):
-            # The operation's own node: its `path:` line names it; a node inside: its line in `value`.
-            return ((number, "value", *path) if rest else (number, "path")), True
+            # A node inside the value: its line there; the operation's own field: its `path:` line.
+            if rest or segments[-1] == "-" or segments[-1].isdigit():
+                return (number, "value", *path), True  # inside the value, or the list item it adds
+            return (number, "path"), True
     return None
 
 

@@ -121,13 +121,28 @@ def render(renderer: Renderer, folder: str, scratch: str, timeout: float = RENDE
         raise KustomizeError(f"{shown} could not be run: {exc.strerror or exc}") from None
     if done.returncode != 0:
         lines = [line.strip() for line in done.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
-        said = next((line for line in lines if line.lower().startswith("error:")), lines[-1] if lines else "")
-        said = said.replace(here + os.sep, "").replace(here, "<scratch>")
-        raise KustomizeError(f"{shown} failed (exit {done.returncode})" + (f": {said[:400]}" if said else ""))
+        said = _said(lines).replace(here + os.sep, "").replace(here, "<scratch>")
+        raise KustomizeError(f"{shown} failed (exit {done.returncode})" + (f": {_shortened(said)}" if said else ""))
     text, origins = strip_origins(done.stdout.decode("utf-8", "replace"))
     absolute = {number: Origin(_absolute(here, o.path), _absolute(here, o.configured_in), o.configured_by)
                 for number, o in origins.items()}
     return text, absolute
+
+
+def _said(lines: list[str]) -> str:
+    """The renderer's own words: kustomize's `Error: ...`, or the last `err="..."` of kubectl's log."""
+    for line in lines:
+        if line.lower().startswith("error:"):
+            return line
+    for line in reversed(lines):
+        if 'err="' in line:
+            return line.split('err="', 1)[1].rstrip('"')
+    return lines[-1] if lines else ""
+
+
+def _shortened(text: str, keep: int = 240) -> str:
+    """A nested kustomize error, its start and its end (the file that failed is named last)."""
+    return text if len(text) <= 2 * keep + 5 else f"{text[:keep]} ... {text[-keep:]}"
 
 
 def _absolute(base: str, path: str | None) -> str | None:
