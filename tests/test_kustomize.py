@@ -354,9 +354,6 @@ def test_written_overlay_every_patch_kind_at_its_patch_line(tmp_path: Path) -> N
     proc = run_cli("--no-config", "--no-repo-facts", "--select", "KG305", "--format", "json", "overlay", cwd=root)
     assert proc.returncode == 1, proc.stderr
     found = _findings(proc)
-    assert [(f["location"]["path"], f["location"]["line"], f["message"].split(": ")[1].split()[0])
-            for f in found] == [(p, line, name.split()[0]) for p, line, name in [
-                (p, line, f"server {n}") for p, line, n in EXPECTED_KG305]] or True
     got = [(f["location"]["path"], f["location"]["line"]) for f in found]
     assert got == [(p, line) for p, line, _ in EXPECTED_KG305]
     for finding, (path, line, variable) in zip(found, EXPECTED_KG305, strict=True):
