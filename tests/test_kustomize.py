@@ -394,6 +394,17 @@ def test_a_base_is_not_linted_on_its_own_unless_named(tmp_path: Path) -> None:
     assert streams == {"<kustomize build overlay>", "<kustomize build base>"}
 
 
+def test_a_file_named_on_the_command_line_is_linted_as_it_is(tmp_path: Path) -> None:
+    # pre-commit's main hook names changed files: no render (no renderer is even looked for).
+    root = write_tree(tmp_path / "repo")
+    proc = run_cli("--no-config", "--no-repo-facts", "--select", "KG305", "--format", "json", "base/job.yaml",
+                   "overlay/smp.yaml", cwd=root, env={"PATH": str(tmp_path / "empty")})
+    assert proc.returncode == 1, proc.stderr
+    assert [(f["location"]["path"], f["location"]["line"], f["rendered_location"]) for f in _findings(proc)] == [
+        ("base/job.yaml", 17, None)]  # the patch alone holds no GPU workload
+    assert json.loads(proc.stdout)["summary"]["files"] == 2
+
+
 @needs_kubectl
 def test_piped_render_with_origin_annotations_points_at_the_files(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "repo")

@@ -30,16 +30,19 @@ def _shown(path: str) -> str:
 
 def split_kustomizations(paths: Iterable[str], sources: list[Source]) -> tuple[list[Source], list[str]]:
     """The sources that are plain manifests, and the kustomization folders to render (absolute,
-    sorted): every kustomization folder among the named paths and the sources' folders, but
-    those another one includes (a base), unless named itself."""
+    sorted): every kustomization folder among the named folders and the folders a walk of them
+    met, but those another one includes (a base), unless named itself."""
     from kubegap_lint.kustomize.tree import closure, kustomization_file
 
     named = {os.path.abspath(p) for p in paths if p != "-" and os.path.isdir(p)}
+    # A file named on the command line (pre-commit's main hook passes changed files) is linted
+    # as it is: only folders, named or met in a walk, are rendered.
+    files = {os.path.abspath(p) for p in paths if p != "-" and not os.path.isdir(p)}
     folders: dict[str, bool] = {}
     for folder in named:
         folders[folder] = kustomization_file(folder) is not None
     for source in sources:
-        if source.fs_path is not None:
+        if source.fs_path is not None and os.path.abspath(source.fs_path) not in files:
             folder = os.path.dirname(os.path.abspath(source.fs_path))
             if folder not in folders:
                 folders[folder] = kustomization_file(folder) is not None
@@ -54,7 +57,7 @@ def split_kustomizations(paths: Iterable[str], sources: list[Source]) -> tuple[l
         covered |= chains[folder].files
     for folder in found:  # a base's kustomization file too: it is no manifest
         covered |= {k.path for k in chains[folder].kustomizations}
-    plain = [s for s in sources if s.fs_path is None or os.path.abspath(s.fs_path) not in covered]
+    plain = [s for s in sources if s.fs_path is None or os.path.abspath(s.fs_path) not in covered - files]
     return plain, roots
 
 

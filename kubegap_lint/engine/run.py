@@ -405,8 +405,11 @@ class _Run:
                 return
             from kubegap_lint.engine.estimate import estimate
 
-            found = estimate(view, Location(resource.path, resource.start.line, resource.start.column),
-                             resource.ref(), self.linter.params.get("interruption_reference"))
+            origin = self.origins.origin(resource) if self.origins else None
+            where = Location(resource.path, resource.start.line, resource.start.column)
+            if origin is not None:  # a rendered kustomization: the object's document in its base
+                where = self.origins.object_location(resource, origin) or where
+            found = estimate(view, where, resource.ref(), self.linter.params.get("interruption_reference"))
         except KubegapError:
             raise
         except Exception as exc:  # a bug met by one document: say where, lint the rest
@@ -422,7 +425,6 @@ class _Run:
             self.views.append((order, view))
         if found is not None:
             self.estimates.add((order, found))
-        origin = self.origins.origin(resource) if self.origins else None
         note = self.linter.input_policies.get("workload-not-judged")
         if note is not None:
             from kubegap_lint.engine.notes import not_judged_notes

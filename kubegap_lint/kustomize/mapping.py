@@ -104,11 +104,22 @@ class OriginMapper:
             self._closures[folder] = closure(folder)
         return self._closures[folder]
 
+    def object_location(self, resource: Resource, origin: tuple[Origin, list[str]]) -> Location | None:
+        """Where the object itself was written (its document in the base, its generator entry)."""
+        try:
+            placed = self.place(resource, (), origin)
+        except Exception:  # noqa: BLE001 - a source file that changed under the run: keep the rendered place
+            return None
+        return None if placed is None else Location(_display(placed.path), placed.line, placed.column)
+
     def map(self, finding: Finding, resource: Resource, origin: tuple[Origin, list[str]]) -> Finding:
         """The finding at the line that wrote its node; the rendered place kept beside it."""
         if finding.rendered_location is not None:
             return finding
-        placed = self.place(resource, tuple(finding.key_path[len(resource.base):]), origin)
+        try:
+            placed = self.place(resource, tuple(finding.key_path[len(resource.base):]), origin)
+        except Exception:  # noqa: BLE001 - a source file that changed under the run: keep the rendered place
+            return finding
         if placed is None:
             return finding
         if self.on_file is not None and placed.path not in self._told:
