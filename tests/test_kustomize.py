@@ -235,6 +235,17 @@ def test_lint_a_real_tree_reports_at_the_base_lines_with_the_rendered_place_besi
         assert _line(str(TREES_DIR / finding["location"]["path"]), 85).strip() == "- name: node"
 
 
+@needs_kubectl
+@needs_trees
+def test_linting_the_folder_of_every_tree_renders_each_top_kustomization_once() -> None:
+    # kueue's config/default, intel's levelzero, aibrix's simulator are bases of another tree here.
+    proc = run_cli("--no-config", "--no-repo-facts", "--format", "json", ".", cwd=TREES_DIR)
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 1 and report["errors"] == []
+    summary = report["summary"]
+    assert (summary["files"], summary["documents"], summary["workloads"]) == (6, 8 + 79 + 17 + 10 + 1 + 12, 22)
+
+
 # ------------------------------------------------------------------ overlays written here
 
 BASE_JOB = """\
@@ -490,7 +501,8 @@ def test_a_render_that_fails_is_a_located_error(tmp_path: Path) -> None:
     proc = run_cli("--no-config", "--no-repo-facts", "overlay", cwd=root)
     assert proc.returncode == 2
     err = proc.stderr.decode()
-    assert "overlay/kustomization.yaml:1:1: kustomization overlay was not linted: kubectl kustomize failed (exit 1)" in err
+    # at the entry that names the file kustomize could not read
+    assert "overlay/kustomization.yaml:2:5: kustomization overlay was not linted: kubectl kustomize failed (exit 1)" in err
     assert "missing.yaml: no such file or directory" in err
 
 

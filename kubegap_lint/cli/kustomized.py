@@ -81,21 +81,21 @@ def rendered_kustomizations(folders: list[str], scratch: str, linter: Any, error
     `<kustomize build DIR>`), its origins handed to the linter; one that cannot be rendered is
     `unrendered`, at its kustomization file or at the line that failed."""
     from kubegap_lint.kustomize.render import KustomizeError, find_renderer, refuse_remote, render
-    from kubegap_lint.kustomize.tree import closure, kustomization_file
+    from kubegap_lint.kustomize.tree import closure, failed_at, kustomization_file
 
     found: list[Source] = []
     renderer = None
     for folder in folders:
         entry = kustomization_file(folder) or os.path.join(folder, "kustomization.yaml")
         shown = _shown(folder)
+        chain = closure(folder)
         try:
-            refuse_remote(closure(folder))
+            refuse_remote(chain)
             renderer = renderer or find_renderer(renderer_path)
             text, origins = render(renderer, folder, scratch)
         except KustomizeError as exc:
-            where = exc.path or entry
-            unrendered(errors, linter, _shown(where), exc.line if exc.path else 1, exc.column if exc.path else 1,
-                       f"kustomization {shown} was not linted: {exc}")
+            path, line, column = (exc.path, exc.line, exc.column) if exc.path else failed_at(chain, str(exc), entry)
+            unrendered(errors, linter, _shown(path), line, column, f"kustomization {shown} was not linted: {exc}")
             continue
         path = os.path.join(scratch, f"kustomize-{len(found)}.yaml")
         with open(path, "w", encoding="utf-8", newline="\n") as handle:

@@ -21,8 +21,8 @@ from kubegap_lint.core.model import Finding, Location
 from kubegap_lint.core.record import record, replace
 from kubegap_lint.input.read import Resource
 from kubegap_lint.kustomize.origin import Origin, pop_origin
-from kubegap_lint.kustomize.patches import KeyPath, agrees, claim, patches_of, targets, walk
-from kubegap_lint.kustomize.tree import Closure, Kustomization, ancestors, closure, folders_below, load
+from kubegap_lint.kustomize.patches import KeyPath, Patch, agrees, claim, patches_of, targets, walk
+from kubegap_lint.kustomize.tree import Closure, Kustomization, ancestors, closure, folders_below, forget_files, load
 from kubegap_lint.kustomize.yamlfile import Doc, documents
 
 _ENTRY_NODES = ((), ("metadata",), ("metadata", "name"))
@@ -57,6 +57,10 @@ class OriginMapper:
         self._told: set[str] = set()
         self._closures: dict[str, Closure] = {}
         self._below_cwd: list[str] | None = None
+        # Asked for every finding of an object: the kustomizations over a file, and their patches.
+        self._over: dict[tuple[str, str], list[Kustomization]] = {}
+        self._patches: dict[str, list[Patch]] = {}
+        forget_files()  # a run reads the tree as it is now, not as an earlier run in this process did
 
     def __bool__(self) -> bool:
         return bool(self.roots or self.piped)
@@ -140,9 +144,14 @@ class OriginMapper:
         names = {n for n in (_name(data), _name(base.data) if base else None) if n}
         labels = _labels(data)
         in_base = base is not None and walk(base.data, data, key_path)[2]
-        for chain in chains:
-            for kustomization in ancestors(chain, found.path):
-                for patch in reversed(list(patches_of(kustomization))):
+        for root, chain in zip(roots, chains, strict=True):
+            key = (root, found.path)
+            if key not in self._over:
+                self._over[key] = ancestors(chain, found.path)
+            for kustomization in self._over[key]:
+                if kustomization.path not in self._patches:
+                    self._patches[kustomization.path] = list(patches_of(kustomization))
+                for patch in reversed(self._patches[kustomization.path]):
                     if not targets(patch, str(data.get("kind")), names, labels):
                         continue
                     claimed = claim(patch, data, key_path, in_base)

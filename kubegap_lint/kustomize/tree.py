@@ -212,3 +212,27 @@ def including(changed: list[str], top: str) -> list[str]:
         if wanted & (chain.files | {k.path for k in chain.kustomizations}):
             chosen.append(folder)
     return chosen
+
+
+def forget_files() -> None:
+    """Drop what was read: each run reads the tree as it is (tests, tools that lint twice)."""
+    documents.cache_clear()
+    load.cache_clear()
+
+
+def failed_at(chain: Closure, message: str, entry: str) -> tuple[str, int, int]:
+    """Where a failed render points: the entry of the innermost kustomization that names, in
+    quotes, what the renderer could not read (`accumulating resources from 'x.yaml'`, a patch
+    path), else the kustomization file `entry`, line 1."""
+    for kustomization in reversed(chain.kustomizations):
+        places = [(e.value, e.line, e.column) for e in kustomization.entries]
+        for name in ("patches", "patchesJson6902", "patchesStrategicMerge", "components"):
+            for number, item in kustomization.listed(name):
+                value = item.get("path") if isinstance(item, dict) else item
+                if isinstance(value, str) and "\n" not in value:
+                    key: tuple[str | int, ...] = (name, number, "path") if isinstance(item, dict) else (name, number)
+                    places.append((value, *kustomization.place(key)))
+        for value, line, column in places:
+            if f"'{value}'" in message or f"{os.sep}{value.lstrip('./')}:" in message:
+                return kustomization.path, line, column
+    return entry, 1, 1

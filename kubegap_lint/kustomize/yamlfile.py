@@ -94,3 +94,4 @@ def inline_text(kustomization: Doc, key_path: tuple[str | int, ...]) -> list[Doc
         indent = len(body[0]) - len(body[0].lstrip(" ")) if body else 0
         return parse_text(kustomization.path, value, start.line, indent)
     return []  # a quoted one-line patch: its nodes have no lines of their own
+
