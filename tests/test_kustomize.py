@@ -68,13 +68,14 @@ def _line(path: str, line: int) -> str:
 
 
 def _holds_key(path: str, line: int, key: Any) -> bool:
-    """The named line writes the node: its key (`key:`), a JSON 6902 path ending in it, or, for
-    an image an `images` entry set, for a list item its first key (`- name:`)."""
+    """The named line writes the node: its key (`key:`), a JSON 6902 path or a replacement's
+    field path ending in it, or, for an image an `images` entry set, for a list item its first
+    key (`- name:`)."""
     text = _line(path, line)
     if isinstance(key, int):
         # a block item (`- ...`), a flow item (`[a, b]`), or a JSON 6902 value
         return text.lstrip().startswith("-") or "[" in text or text.strip().startswith(("{", "\"")) or "value:" in text
-    return (f"{key}:" in text or f"\"{key}\"" in text or text.rstrip().endswith(f"/{key}")
+    return (f"{key}:" in text or f"\"{key}\"" in text or text.rstrip().endswith((f"/{key}", f".{key}"))
             or f"/{key}\"" in text or key == "image" and any(k in text for k in ("newTag", "newName", "digest")))
 
 
@@ -123,8 +124,7 @@ def test_every_node_of_a_real_tree_is_placed_on_a_line_that_writes_it(tree: str)
             placed = _place(mapper, resource, key_path)
             nodes += 1
             if placed.approximate:
-                # kueue's `replacements` copy one namespaceSelector into 36 webhooks: not read (yet)
-                approximate += "namespaceSelector" not in key_path
+                approximate += 1
             elif generated:  # at the generator's entry
                 assert placed.path.endswith("kustomization.yaml") and _line(placed.path, placed.line).lstrip()[:2] == "- "
             elif not _holds_key(placed.path, placed.line, key_path[-1]):
@@ -146,6 +146,15 @@ def test_real_trees_fields_set_by_patches_are_placed_in_the_patch() -> None:
         placed = _place(mapper, manager, (*args, number))
         assert placed.path == str(kueue / "manager_config_patch.yaml")
         assert 11 <= placed.line <= 14 and not placed.approximate
+    # `replacements` copy one webhook's namespaceSelector (an inline patch) into 36 others.
+    mutating = _find(resources, "MutatingWebhookConfiguration", "kueue-mutating-webhook-configuration")
+    webhook_kustomization = TREES_DIR / "kubernetes-sigs__kueue/config/components/webhook/kustomization.yaml"
+    selector = _place(mapper, mutating, ("webhooks", 0, "namespaceSelector"))
+    assert (selector.path, selector.approximate) == (str(webhook_kustomization), False)
+    assert _line(selector.path, selector.line).strip() == "- webhooks.[name=mappwrapper.kb.io].namespaceSelector"
+    operator = _place(mapper, mutating, ("webhooks", 0, "namespaceSelector", "matchExpressions", 0, "operator"))
+    assert (operator.path, operator.line, operator.approximate) == (str(webhook_kustomization), 19, False)
+    assert _line(operator.path, operator.line).strip() == "operator: NotIn"  # in the source's inline patch
     generated = _find(resources, "ConfigMap", "kueue-manager-config")
     placed = _place(mapper, generated, ("metadata", "name"))
     manager_kustomization = TREES_DIR / "kubernetes-sigs__kueue/config/components/manager/kustomization.yaml"

@@ -4,8 +4,9 @@ line that wrote their node.
 The origin annotation names the object's file (or its generator); the object is the document
 of that file of its kind whose name the rendered name holds (namePrefix, renames), else the
 one whose values agree most. A node goes, in order, to the last patch of the kustomizations
-that include the file that wrote it (outermost first: an overlay patches after its bases), to
-an `images`, `namespace` or labels entry that set it, else to its line in the base file; the
+that include the file that wrote it (outermost first: an overlay patches after its bases) or
+to a replacement's field path, to an `images`, `namespace` or labels entry that set it, else to
+its line in the base file; the
 rendered location is kept beside it (`rendered_location`, as for Helm), and a place that cannot
 be told for sure (a node added by a transformer kubegap-lint does not read, a base value
 changed by one) is marked approximate.
@@ -22,6 +23,7 @@ from kubegap_lint.core.record import record, replace
 from kubegap_lint.input.read import Resource
 from kubegap_lint.kustomize.origin import Origin, pop_origin
 from kubegap_lint.kustomize.patches import KeyPath, Patch, agrees, claim, patches_of, targets, walk
+from kubegap_lint.kustomize.replacements import replaced
 from kubegap_lint.kustomize.tree import Closure, Kustomization, ancestors, closure, folders_below, forget_files, load
 from kubegap_lint.kustomize.yamlfile import Doc, documents
 
@@ -149,6 +151,10 @@ class OriginMapper:
             if key not in self._over:
                 self._over[key] = ancestors(chain, found.path)
             for kustomization in self._over[key]:
+                by_replacement = replaced(kustomization, data, key_path, names, labels)  # after its patches
+                if by_replacement is not None:
+                    file, line, column, exact = by_replacement
+                    return Placed(file, line, column, not exact)
                 if kustomization.path not in self._patches:
                     self._patches[kustomization.path] = list(patches_of(kustomization))
                 for patch in reversed(self._patches[kustomization.path]):

@@ -170,6 +170,11 @@ def targets(patch: Patch, kind: str, names: set[str], labels: dict[str, Any]) ->
         metadata = data.get("metadata")
         metadata = metadata if isinstance(metadata, dict) else {}
         target = {"kind": data.get("kind"), "name": metadata.get("name")}
+    return selects(target, kind, names, labels)
+
+
+def selects(target: dict[str, Any], kind: str, names: set[str], labels: dict[str, Any]) -> bool:
+    """A `target`/`select` mapping picks an object of this kind known by one of these names."""
     if target.get("kind") not in (None, kind):
         return False
     name = target.get("name")
