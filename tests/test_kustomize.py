@@ -386,6 +386,21 @@ def test_written_overlay_every_patch_kind_at_its_patch_line(tmp_path: Path) -> N
 
 
 @needs_kubectl
+def test_a_components_patch_is_placed_in_the_component(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo")
+    (root / "components" / "nccl").mkdir(parents=True)
+    (root / "components" / "nccl" / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n  - path: env.yaml\n")
+    (root / "components" / "nccl" / "env.yaml").write_text(_smp("NCCL_COMPONENT_TYPO", "8"))
+    (root / "overlay" / "kustomization.yaml").write_text(
+        "resources:\n  - ../base\ncomponents:\n  - ../components/nccl\n")
+    proc = run_cli("--no-config", "--no-repo-facts", "--select", "KG305", "--format", "json", "overlay", cwd=root)
+    assert [(f["location"]["path"], f["location"]["line"], f["approximate"]) for f in _findings(proc)] == [
+        ("base/job.yaml", 17, False), ("components/nccl/env.yaml", 11, False)]
+    assert _line(str(root / "components/nccl/env.yaml"), 11).strip() == "- name: NCCL_COMPONENT_TYPO"
+
+
+@needs_kubectl
 def test_written_overlay_generator_and_base_document(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "repo")
     folder = root / "overlay"

@@ -172,7 +172,28 @@ def ancestors(chain: Closure, path: str) -> list[Kustomization]:
             if folder not in reached:
                 reached.add(folder)
                 pending.append(folder)
-    return [k for k in chain.kustomizations if k.folder in reached]
+    by_folder = {k.folder: k for k in chain.kustomizations}
+    ordered: list[Kustomization] = []
+    for kustomization in chain.kustomizations:
+        if kustomization.folder in reached:
+            ordered.append(kustomization)
+            # Its components transform what it accumulated, before its own patches: asked after it.
+            ordered += _components(kustomization, by_folder, set())
+    return ordered
+
+
+def _components(kustomization: Kustomization, by_folder: dict[str, Kustomization],
+                seen: set[str]) -> list[Kustomization]:
+    found: list[Kustomization] = []
+    for entry in kustomization.entries:
+        if entry.field_name != "components":
+            continue
+        folder = os.path.normpath(os.path.join(kustomization.folder, entry.value))
+        component = by_folder.get(folder)
+        if component is not None and folder not in seen:
+            seen.add(folder)
+            found += [component, *_components(component, by_folder, seen)]
+    return found
 
 
 def folders_below(top: str) -> list[str]:
