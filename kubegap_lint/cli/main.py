@@ -136,8 +136,9 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
     from kubegap_lint.cli import kustomized
     from kubegap_lint.engine import parallel
     from kubegap_lint.helm.render import split_chart_sources
+    from kubegap_lint.kustomize.inputs import split_kustomizations
 
-    sources, kustomizations = kustomized.split_kustomizations(paths, sources)
+    sources, kustomizations = split_kustomizations(paths, sources)
     sources, charts = split_chart_sources(sources)
     if charts or kustomizations:
         choices.allow_empty = True  # charts or kustomizations were found (rendered, or reported): not empty
