@@ -517,6 +517,30 @@ def test_a_remote_base_is_refused_at_its_line_and_nothing_runs(tmp_path: Path) -
     assert not marker.exists()
 
 
+def test_a_path_out_of_the_repository_is_refused_at_its_line_and_nothing_runs(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.env").write_text("TOKEN=x\n")
+    root = write_tree(tmp_path / "repo")
+    (root / "overlay" / "kustomization.yaml").write_text(
+        "resources:\n  - ../base\nconfigMapGenerator:\n  - name: leak\n    envs:\n      - ../../elsewhere/secret.env\n")
+    (root / "overlay" / "linked").symlink_to(outside, target_is_directory=True)
+    marker = tmp_path / "ran"
+    standin = tmp_path / "kubectl"  # a stand-in renderer that only records it was started
+    standin.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    standin.chmod(0o755)
+    proc = run_cli("--no-config", "--no-repo-facts", "--kustomize", str(standin), "overlay", cwd=root)
+    assert proc.returncode == 2
+    assert ("overlay/kustomization.yaml:6:9: kustomization overlay was not linted: names ../../elsewhere/secret.env,"
+            " outside the repository") in proc.stderr.decode()
+    (root / "overlay" / "kustomization.yaml").write_text("resources:\n  - ../base\n  - linked\n")
+    proc = run_cli("--no-config", "--no-repo-facts", "--kustomize", str(standin), "overlay", cwd=root)
+    assert proc.returncode == 2
+    assert "overlay/kustomization.yaml:3:5: kustomization overlay was not linted: names linked, outside" in \
+        proc.stderr.decode()
+    assert not marker.exists()
+
+
 @needs_kubectl
 def test_a_render_that_fails_is_a_located_error(tmp_path: Path) -> None:
     root = tmp_path / "repo"

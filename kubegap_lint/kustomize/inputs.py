@@ -76,7 +76,7 @@ def rendered_kustomizations(folders: list[str], scratch: str, roots: dict[str, A
     `<kustomize build DIR>`), its folder and origins put in `roots` (the run's
     kustomize_roots); one that cannot be rendered is `unrendered`, at its kustomization file or
     at the line that failed."""
-    from kubegap_lint.kustomize.render import KustomizeError, find_renderer, refuse_remote, render
+    from kubegap_lint.kustomize.render import KustomizeError, find_renderer, refuse_outside, refuse_remote, render
     from kubegap_lint.kustomize.tree import closure, failed_at, kustomization_file
 
     found: list[Source] = []
@@ -87,6 +87,7 @@ def rendered_kustomizations(folders: list[str], scratch: str, roots: dict[str, A
         chain = closure(folder)
         try:
             refuse_remote(chain)
+            refuse_outside(chain, folder)
             renderer = renderer or find_renderer(renderer_path)
             text, origins = render(renderer, folder, scratch)
         except KustomizeError as exc:

@@ -95,6 +95,27 @@ def refuse_remote(chain: Closure) -> None:
                              kustomization.path, entry.line, entry.column)
 
 
+def refuse_outside(chain: Closure, folder: str) -> None:
+    """A path that leads out of the repository (git's top level of the folder, else the current
+    folder when the folder is below it) is refused at the line that names it: a planted
+    kustomization must not make the render read the machine's other files."""
+    from kubegap_lint.input.git import top_level
+    from kubegap_lint.kustomize.tree import outside
+
+    top = top_level(folder)
+    if top is None:
+        here = os.path.realpath(os.curdir)
+        real = os.path.realpath(folder)
+        if real != here and not real.startswith(here.rstrip(os.sep) + os.sep):
+            return  # a folder named outside any repository and the current folder: its own choice
+        top = here
+    found = outside(chain, top)
+    if found is not None:
+        value, path, line, column = found
+        raise KustomizeError(f"names {value}, outside the repository ({top}): kubegap-lint does not render"
+                             " kustomizations that read files outside it", path, line, column)
+
+
 def render(renderer: Renderer, folder: str, scratch: str, timeout: float = RENDER_TIMEOUT) -> tuple[str, dict[int, Origin]]:
     """The rendered stream of `folder` (origin annotations removed) and each document's origin,
     its path made absolute."""

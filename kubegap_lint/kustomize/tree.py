@@ -241,19 +241,49 @@ def forget_files() -> None:
     load.cache_clear()
 
 
+def references(kustomization: Kustomization) -> list[tuple[str, int, int]]:
+    """Every local path a kustomization names, with where it names it: resources, bases,
+    components, patch files, generator sources, configurations and transformers files."""
+    found = [(e.value, e.line, e.column) for e in kustomization.entries if not is_remote(e.value)]
+    for name in ("patches", "patchesJson6902", "patchesStrategicMerge", "configurations", "transformers",
+                 "generators", "crds", "replacements"):
+        for number, item in kustomization.listed(name):
+            value = item.get("path") if isinstance(item, dict) else item
+            if isinstance(value, str) and "\n" not in value and (isinstance(item, dict) or ":" not in value):
+                key: tuple[str | int, ...] = (name, number, "path") if isinstance(item, dict) else (name, number)
+                found.append((value, *kustomization.place(key)))
+    for name in ("configMapGenerator", "secretGenerator"):
+        for number, item in kustomization.listed(name):
+            if not isinstance(item, dict):
+                continue
+            for key_name in ("files", "envs"):
+                sources = item.get(key_name)
+                for index, source in enumerate(sources if isinstance(sources, list) else []):
+                    if isinstance(source, str):
+                        found.append((source.split("=", 1)[-1], *kustomization.place((name, number, key_name, index))))
+            if isinstance(item.get("env"), str):
+                found.append((item["env"], *kustomization.place((name, number, "env"))))
+    return found
+
+
 def failed_at(chain: Closure, message: str, entry: str) -> tuple[str, int, int]:
     """Where a failed render points: the entry of the innermost kustomization that names, in
     quotes, what the renderer could not read (`accumulating resources from 'x.yaml'`, a patch
     path), else the kustomization file `entry`, line 1."""
     for kustomization in reversed(chain.kustomizations):
-        places = [(e.value, e.line, e.column) for e in kustomization.entries]
-        for name in ("patches", "patchesJson6902", "patchesStrategicMerge", "components"):
-            for number, item in kustomization.listed(name):
-                value = item.get("path") if isinstance(item, dict) else item
-                if isinstance(value, str) and "\n" not in value:
-                    key: tuple[str | int, ...] = (name, number, "path") if isinstance(item, dict) else (name, number)
-                    places.append((value, *kustomization.place(key)))
-        for value, line, column in places:
+        for value, line, column in references(kustomization):
             if f"'{value}'" in message or f"{os.sep}{value.lstrip('./')}:" in message:
                 return kustomization.path, line, column
     return entry, 1, 1
+
+
+def outside(chain: Closure, top: str) -> tuple[str, str, int, int] | None:
+    """The first path a kustomization of the closure names that leads out of `top` (symbolic
+    links followed, as kustomize follows them): what, and the file, line and column naming it."""
+    real_top = os.path.realpath(top)
+    for kustomization in chain.kustomizations:
+        for value, line, column in references(kustomization):
+            target = os.path.realpath(os.path.join(kustomization.folder, value))
+            if target != real_top and not target.startswith(real_top.rstrip(os.sep) + os.sep):
+                return value, kustomization.path, line, column
+    return None
