@@ -554,6 +554,20 @@ def test_a_render_that_fails_is_a_located_error(tmp_path: Path) -> None:
     assert "missing.yaml: no such file or directory" in err
 
 
+@needs_kubectl
+def test_helm_charts_in_a_kustomization_are_not_inflated(tmp_path: Path) -> None:
+    # --enable-helm is never passed: kustomize would run helm and fetch the chart.
+    root = tmp_path / "repo"
+    (root / "k").mkdir(parents=True)
+    (root / "k" / "kustomization.yaml").write_text(
+        "helmCharts:\n  - name: x\n    repo: https://example.invalid/charts\n    version: 1.0.0\n")
+    proc = run_cli("--no-config", "--no-repo-facts", "k", cwd=root)
+    assert proc.returncode == 2
+    err = proc.stderr.decode()
+    assert "k/kustomization.yaml:1:1: kustomization k was not linted: kubectl kustomize failed (exit 1):" in err
+    assert err.rstrip().endswith("must specify --enable-helm")
+
+
 # ------------------------------------------------------------------ suppressions
 
 @needs_kubectl

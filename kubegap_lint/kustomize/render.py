@@ -155,9 +155,17 @@ def _said(lines: list[str]) -> str:
     for line in lines:
         if line.lower().startswith("error:"):
             return line
-    for line in reversed(lines):
+    for number in range(len(lines) - 1, -1, -1):
+        line = lines[number]
         if 'err="' in line:
             return line.split('err="', 1)[1].rstrip('"')
+        if line.endswith("err=<"):  # klog's multi-line form: the lines up to a lone `>`
+            body = []
+            for following in lines[number + 1:]:
+                if following == ">" or following.startswith(">"):
+                    break
+                body.append(following)
+            return " ".join(body)
     return lines[-1] if lines else ""
 
 
