@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # The README's test command: install the package with its test and lint dependencies into a
 # virtual environment (a stock distribution Python refuses a global pip install), check the
-# code with ruff and mypy, then run pytest.
+# code with ruff and mypy, then run pytest on every core (pytest-xdist), without the tests
+# marked slow. Arguments go to pytest after the defaults, and pytest's last -m wins:
+#   bash scripts/test.sh -m slow     only the slow end-to-end tests (.ci/run runs both sets)
+#   bash scripts/test.sh -m ""       every test
+#   bash scripts/test.sh -n 0 tests/test_cli.py    one file, in one process
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${KUBEGAP_VENV:-.venv}"
@@ -19,4 +23,4 @@ else
 fi
 "$VENV/bin/ruff" check kubegap_lint tests bench scripts
 "$VENV/bin/mypy"
-PATH="$PWD/$VENV/bin:$PATH" "$PY" -m pytest -q "$@"
+PATH="$PWD/$VENV/bin:$PATH" "$PY" -m pytest -q -n auto --dist worksteal -m "not slow" "$@"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import EXAMPLES, REPO, run_cli
+import pytest
+from conftest import EXAMPLES, REPO, run_cli, run_cli_subprocess
 
 GPU_JOB = EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml"
 CLEAN = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: clean\n"
@@ -106,11 +107,12 @@ def test_control_characters_in_names_are_neutralised(tmp_path: Path) -> None:
     assert "evil\\x1b[31mred\\x07" in out
 
 
+@pytest.mark.slow
 def test_same_input_same_bytes() -> None:
     first = run_cli("--format", "json", "examples")
-    second = run_cli("--format", "json", "examples", env={"PYTHONHASHSEED": "123"})
+    second = run_cli_subprocess("--format", "json", "examples", env={"PYTHONHASHSEED": "123"})
     assert first.stdout == second.stdout
-    assert run_cli("examples").stdout == run_cli("examples", env={"PYTHONHASHSEED": "7"}).stdout
+    assert run_cli("examples").stdout == run_cli_subprocess("examples", env={"PYTHONHASHSEED": "7"}).stdout
 
 
 def test_rules_and_explain() -> None:
@@ -136,3 +138,18 @@ def test_format_names_of_the_command_line_are_the_registry() -> None:
     from kubegap_lint.report.formats import names
 
     assert list(names()) == FORMAT_NAMES
+
+
+@pytest.mark.parametrize(("args", "stdin"), [
+    (("--format", "json", "examples/KG201-training-checkpoint-volume"), None),
+    (("--format", "sarif", "--select", "KG201", "-"), GPU_JOB.read_bytes()),
+    (("examples/KG101-gpu-replicas-share-power-domain", "does-not-exist.yaml"), None),
+    (("explain", "KG999"), None),
+    (("-",), b""),
+])
+def test_run_cli_in_process_gives_what_a_process_gives(args: tuple[str, ...], stdin: bytes | None) -> None:
+    """run_cli (main() in the test's process) stands in for a process in most tests: the same
+    exit code and the same bytes on both streams, findings, input errors and usage errors alike."""
+    inside, process = run_cli(*args, stdin=stdin), run_cli_subprocess(*args, stdin=stdin)
+    assert (inside.returncode, inside.stdout, inside.stderr) == (process.returncode, process.stdout, process.stderr)
+    assert inside.stdout or inside.stderr

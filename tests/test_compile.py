@@ -12,7 +12,7 @@ from typing import Any
 
 import jmespath
 import pytest
-from conftest import CORPUS, EXAMPLES, load_bench_generator
+from conftest import CORPUS, EXAMPLES, load_bench_generator, requires_shared
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -105,13 +105,15 @@ def test_every_policy_expression_on_the_examples() -> None:
     assert check_views(views) > 10_000
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not there")
+@pytest.mark.slow
+@requires_shared
 def test_every_policy_expression_on_the_corpus() -> None:
     views = views_of([str(CORPUS)])
     assert len(views) > 100
     assert check_views(views) > 10_000
 
 
+@pytest.mark.slow
 def test_every_policy_expression_on_a_generated_stream(tmp_path: Any) -> None:
     generator = load_bench_generator()
     text = io.StringIO()
@@ -186,6 +188,7 @@ def _compiles(text: str) -> Any:
         return None
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(expressions(), st.lists(documents, min_size=1, max_size=4))
 def test_generated_expressions_on_generated_documents(text: str, values: list[Any]) -> None:
@@ -198,6 +201,7 @@ def test_generated_expressions_on_generated_documents(text: str, values: list[An
         assert want[0] == got[0] and same(want[1], got[1]), (text, value, want, got)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents)
 def test_every_policy_expression_on_generated_documents(value: Any) -> None:
@@ -368,6 +372,7 @@ specialised_documents = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(SPECIALISED, st.lists(specialised_documents, min_size=1, max_size=4))
 def test_the_specialised_shapes_give_what_jmespath_gives_and_count_what_it_counts(text: str, values: list[Any]) -> None:

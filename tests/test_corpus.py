@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
-import pytest
-from conftest import CORPUS, run_cli
+from conftest import CORPUS, requires_shared, run_cli
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not found at {CORPUS}")
+@requires_shared
 def test_corpus_lints_without_crashing() -> None:
     proc = run_cli("--format", "json", str(CORPUS))
     assert b"Traceback" not in proc.stderr

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import CORPUS, EXAMPLES, run_cli
+import pytest
+from conftest import CORPUS, EXAMPLES, run_cli, run_cli_subprocess
 
 
 def _snapshot(root: Path) -> dict[str, tuple[bytes, int, int]]:
@@ -35,10 +36,11 @@ def test_linting_writes_nothing_to_the_linted_paths(tmp_path: Path) -> None:
     assert copy.stat().st_mtime_ns == folder_mtime  # no file created or removed either
 
 
+@pytest.mark.slow
 def test_output_is_byte_identical_across_runs_and_hash_seeds() -> None:
     inputs = _inputs()
     for fmt in ("text", "json"):
-        outputs = {run_cli("--format", fmt, "--no-color", *inputs, env={"PYTHONHASHSEED": seed}).stdout
+        outputs = {run_cli_subprocess("--format", fmt, "--no-color", *inputs, env={"PYTHONHASHSEED": seed}).stdout
                    for seed in ("0", "1", "4242", "random")}
         assert len(outputs) == 1, f"{fmt} output differs between runs"
         assert outputs.pop().count(b"\n") > 10

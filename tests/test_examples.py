@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES
 
-from kubegap_lint.catalog.expectations import check_example, example_folders, example_selection
+from kubegap_lint.catalog.expectations import check_example, example_folders, example_paths, example_selection
+from kubegap_lint.engine.inputs import lint_tree
 
 POLICY_DIRS = example_folders(EXAMPLES)
-CASES = [(d, f) for d in POLICY_DIRS for f in sorted(d.glob("*.yaml"))]
+CASES = [(d, f) for d in POLICY_DIRS for f in example_paths(d)]
 
 
 def _policy_id(folder: Path) -> str:
@@ -29,7 +30,7 @@ def test_example(folder: Path, path: Path, linter_factory) -> None:
     assert policy is not None, f"{folder.name}: no policy {rule}"
     selection = example_selection(policy)
     linter = linter_factory(tuple(selection) if selection else None)
-    outcome = check_example(path, rule, linter)
+    outcome = check_example(path, rule, linter, lint_tree)
     assert not outcome.problems, f"{path.name}: " + "; ".join(outcome.problems)
 
 
@@ -41,7 +42,7 @@ def test_every_policy_has_good_and_bad_examples() -> None:
     for policy in catalog.policies:
         name = f"{policy.id}-{policy.name}"
         assert name in folders, f"examples/{name}/ is missing"
-        files = [f.name for f in folders[name].glob("*.yaml")]
+        files = [f.name for f in example_paths(folders[name])]
         assert any(f.startswith("bad") for f in files), f"{name} has no bad example"
         assert any(f.startswith("good") for f in files), f"{name} has no good example"
     known = {f"{p.id}-{p.name}" for p in catalog.policies}

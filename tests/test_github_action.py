@@ -4,6 +4,7 @@ real-format `helm template` output, and kubegap-lint from this checkout."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -87,7 +88,8 @@ def _context(workspace: dict[str, Any], inputs: dict[str, str], python: str) -> 
     assert not unknown, f"inputs action.yml does not declare: {unknown}"
     return {"inputs": {**defaults, **inputs},
             "github": {"action_path": str(REPO), "action_repository": "", "action_ref": ""},
-            "steps": {"install.outputs.python": python}}
+            "steps": {"install.outputs.python": python,
+                      "env.outputs.venv": str(Path(workspace["env"]["RUNNER_TEMP"]) / "kubegap-lint-venv")}}
 
 
 def _action_lint(workspace: dict[str, Any], python: str = sys.executable, github: dict[str, str] | None = None,
@@ -112,15 +114,20 @@ def test_action_is_a_composite_that_installs_in_its_own_environment() -> None:
     action = _load(ACTION)
     assert action["runs"]["using"] == "composite"
     steps = action["runs"]["steps"]
-    assert not [s for s in steps if "uses" in s], "a `uses:` step (setup-python) would change the caller's Python"
+    # A `uses:` step such as setup-python would change the caller's Python: only the cache.
+    assert [s["uses"] for s in steps if "uses" in s] == ["actions/cache@v4"]
+    cache = _step(steps, uses="actions/cache@")
+    assert cache["with"] == {"path": "${{ steps.env.outputs.venv }}", "key": "${{ steps.env.outputs.key }}"}
+    assert action["inputs"]["helm"]["default"] == "true"
     install = _step(steps, id="install")
+    assert '"$ACTION_PATH[helm]"' in install["run"]
     assert "-m venv" in install["run"] and "--constraint \"$ACTION_PATH/requirements/action-constraints.txt\"" \
         in install["run"]
     assert set(action["inputs"]) >= {"paths", "select", "ignore", "sarif-file", "category", "args",
                                      "fail-on-findings", "annotations-only", "log-format", "job-summary",
                                      "docs-url", "python"}
     assert action["outputs"]["sarif-file"]["value"] == "${{ steps.lint.outputs.sarif-file }}"
-    for step in steps:
+    for step in (s for s in steps if "run" in s):
         assert "${{" not in step["run"], f"step {step.get('name')} pastes an expression into its script"
         assert step["shell"] == "bash"
         assert "GITHUB_ENV" not in step["run"] and "GITHUB_PATH" not in step["run"]
@@ -161,7 +168,7 @@ def test_action_annotates_summarises_and_writes_sarif(workspace: dict[str, Any])
     assert "kubegap-lint: 2 findings" in proc.stdout
     # The job summary: counts per severity and rule, links to the rules and to the lines.
     summary = workspace["summary"].read_text()
-    assert "**2 findings**: 1 error, 1 warning, 0 notes." in summary
+    assert "**2 findings**: 1 error, 1 warning, 0 notes; exit code 1." in summary
     from kubegap_lint.report.sarif import rules_doc_url
 
     assert f"| [KG201 training-checkpoint-volume]({rules_doc_url()}#kg201-training-checkpoint-volume) | error | 1 |" \
@@ -230,6 +237,7 @@ def test_action_help_links_name_the_ref_that_ran(workspace: dict[str, Any]) -> N
         "https://docs.example/rules#kg201-training-checkpoint-volume"
 
 
+@pytest.mark.slow
 def test_action_install_is_isolated(workspace: dict[str, Any]) -> None:
     """The real install step (a virtual environment from the pinned constraints; pip reads this
     machine's package index), then the lint step with that environment's Python: the caller's
@@ -243,6 +251,15 @@ def test_action_install_is_isolated(workspace: dict[str, Any]) -> None:
     proc = _run_script(install["run"], workspace["root"], {**env, **step_env})
     assert proc.returncode == 0, proc.stderr
     python = _outputs(workspace)["python"]
+    # The Helm engine is in by default.
+    subprocess.run([python, "-c", "import helm_python"], check=True, cwd=workspace["tmp"])
+    # Run again over the environment left in RUNNER_TEMP (what actions/cache restores on a
+    # hit): only kubegap-lint itself is installed, with no dependency resolved again.
+    workspace["output"].write_text("")
+    again = _run_script(install["run"].replace("--quiet --no-deps", "--no-deps"), workspace["root"], {**env, **step_env})
+    assert again.returncode == 0, again.stderr
+    assert "Processing" in again.stdout and "ruamel" not in again.stdout  # pip's log: no dependency
+    assert _outputs(workspace)["python"] == python
     assert python == str(workspace["tmp"] / "runner-temp" / "kubegap-lint-venv" / "bin" / "python")
     where = subprocess.run([python, "-c", "import kubegap_lint, ruamel.yaml; print(kubegap_lint.__file__,"
                             " ruamel.yaml.__version__)"], capture_output=True, text=True, check=True,
@@ -297,3 +314,82 @@ def test_workflow_example_renders_lints_and_uploads(workspace: dict[str, Any]) -
     assert log["runs"][0]["automationDetails"] == {"id": "kubegap-lint/"}
     if SCHEMA.is_file():
         assert schema_problems(log) == [] and github_problems(log) == []
+
+
+def test_action_cache_key_follows_the_lock_file(workspace: dict[str, Any]) -> None:
+    """The env step names the cache: the Python, the helm input and the constraints' hash."""
+    step = _step(_load(ACTION)["runs"]["steps"], id="env")
+    keys = []
+    for helm in ("true", "false"):
+        context = _context(workspace, {"helm": helm}, "")
+        env = {key: _expand(str(value), context) for key, value in step["env"].items()}
+        workspace["output"].write_text("")
+        proc = _run_script(step["run"], workspace["root"], {**workspace["env"], **env, "RUNNER_OS": "Linux"})
+        assert proc.returncode == 0, proc.stderr
+        keys.append(_outputs(workspace)["key"])
+        assert _outputs(workspace)["venv"] == str(workspace["tmp"] / "runner-temp" / "kubegap-lint-venv")
+    import hashlib
+
+    lock = hashlib.sha256((REPO / "requirements" / "action-constraints.txt").read_bytes()).hexdigest()[:16]
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert keys == [f"kubegap-lint-Linux-py{version}-helmtrue-{lock}", f"kubegap-lint-Linux-py{version}-helmfalse-{lock}"]
+    context = _context(workspace, {"helm": "maybe"}, "")
+    env = {key: _expand(str(value), context) for key, value in step["env"].items()}
+    proc = _run_script(step["run"], workspace["root"], {**workspace["env"], **env})
+    assert proc.returncode == 2 and "input helm: expected true or false" in proc.stdout
+
+
+def _chart_repository(workspace: dict[str, Any]) -> None:
+    """A repository of charts only: one renders, one needs a value it is not given."""
+    root = workspace["root"]
+    shutil.rmtree(root / "k8s")
+    broken = root / "charts" / "needs-image"
+    (broken / "templates").mkdir(parents=True)
+    (broken / "Chart.yaml").write_text("apiVersion: v2\nname: needs-image\nversion: 0.1.0\n")
+    (broken / "templates" / "job.yaml").write_text(
+        GPU_JOB.read_text().replace("image: ", "image: {{ required \"image is required\" .Values.image }} #", 1))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("helm_python") is None, reason="the Helm engine is not installed")
+def test_action_on_a_chart_repository_reports_its_findings(workspace: dict[str, Any]) -> None:
+    _chart_repository(workspace)
+    proc = _action_lint(workspace, select="KG201")
+    assert proc.returncode == 0, proc.stderr
+    outputs = _outputs(workspace)
+    assert (outputs["exit-code"], outputs["sarif-file"]) == ("1", "kubegap-lint.sarif")
+    annotations = [line.split("::")[1] for line in proc.stdout.splitlines() if line.startswith("::")]
+    assert "error file=charts/needs-image/templates/job.yaml,line=13,col=21,title=KG009 input-not-rendered" \
+        in annotations
+    assert any(a.startswith("error file=charts/gpu-train/templates/job.yaml") and "KG201" in a for a in annotations)
+    assert int(outputs["findings"]) == len(annotations)
+    summary = workspace["summary"].read_text()
+    assert f"**{outputs['findings']} findings**" in summary and "exit code 1." in summary
+    assert "**1 input not linted** (could not be rendered; KG009):" in summary
+    assert "- [charts/needs-image/templates/job.yaml:13](https://github.com/acme/models/blob/" in summary
+
+
+def test_action_without_the_engine_still_fails_the_charts(workspace: dict[str, Any]) -> None:
+    """`helm: "false"`: the engine's absence, simulated by a stand-in helm_python whose import
+    fails, ahead of the installed one on PYTHONPATH. Each chart is a KG009 error, not a pass."""
+    _chart_repository(workspace)
+    stand_in = workspace["tmp"] / "no-engine"
+    stand_in.mkdir()
+    (stand_in / "helm_python.py").write_text("raise ImportError('stand-in: the Helm engine is not installed')\n")
+    workspace["env"]["PYTHONPATH"] = f"{stand_in}{os.pathsep}{REPO}"
+    proc = _action_lint(workspace, select="KG201", helm="false")
+    assert proc.returncode == 0, proc.stderr
+    assert _outputs(workspace) == {"sarif-file": "kubegap-lint.sarif", "exit-code": "1", "findings": "2"}
+    annotations = sorted(line.split("::")[1] for line in proc.stdout.splitlines() if line.startswith("::"))
+    assert annotations == ["error file=charts/gpu-train/Chart.yaml,line=1,col=1,title=KG009 input-not-rendered",
+                           "error file=charts/needs-image/Chart.yaml,line=1,col=1,title=KG009 input-not-rendered"]
+    summary = workspace["summary"].read_text()
+    assert "**2 findings**: 2 errors, 0 warnings, 0 notes; exit code 1." in summary
+    assert "**2 inputs not linted**" in summary and "no findings" not in proc.stdout
+
+
+def test_action_says_findings_below_the_threshold(workspace: dict[str, Any]) -> None:
+    proc = _action_lint(workspace, paths="k8s", select="KG501", args="--fail-on error")
+    assert proc.returncode == 0, proc.stderr
+    assert _outputs(workspace)["findings"] == "1" and _outputs(workspace)["exit-code"] == "0"
+    assert "kubegap-lint: 1 finding below the fail threshold" in proc.stdout
+    assert "no findings" not in proc.stdout

@@ -13,14 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SHARED, run_cli
+from conftest import CHARTS, requires_shared, run_cli
 
-CHARTS = SHARED / "charts"
 RECIPES = "AI-Hypercomputer__gpu-recipes"
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("helm_python") is None or not (CHARTS / "renders.yaml").is_file(),
-    reason="needs the Helm engine (pip install -e '.[helm]') and ../shared/charts")
+pytestmark = [requires_shared, pytest.mark.skipif(importlib.util.find_spec("helm_python") is None,
+                                                  reason="needs the Helm engine (pip install -e '.[helm]')")]
 
 
 def _renders(repository: str) -> list[dict[str, Any]]:
@@ -57,16 +55,17 @@ def _placed(findings: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
             for f in findings]
 
 
-def test_without_values_the_charts_that_need_them_are_one_line_errors(tmp_path: Path) -> None:
+def test_without_values_the_charts_that_need_them_are_kg009_errors(tmp_path: Path) -> None:
     config = tmp_path / ".kubegap-lint.yaml"
-    config.write_text("select: [KG201]\n", encoding="utf-8")
+    config.write_text("select: [KG201]\n", encoding="utf-8")  # KG009 is on whatever select names
     code, findings, stderr = _lint(config, RECIPES)
-    assert code == 2 and findings == []
-    lines = stderr.splitlines()
-    assert len(lines) == 6  # every gpu-recipes chart needs its recipe's values
-    for line in lines:
-        assert line.startswith(f"kubegap-lint: {RECIPES}/src/helm-charts/") and " failed: " in line
-        assert line.endswith("; give it values under `charts:` in the configuration (docs/helm-and-pre-commit.md)")
+    assert code == 1 and stderr == ""
+    assert len(findings) == 6  # every gpu-recipes chart needs its recipe's values
+    for f in findings:
+        assert f["rule"] == "KG009" and f["severity"] == "error"
+        assert f["location"]["path"].startswith(f"{RECIPES}/src/helm-charts/")
+        assert " failed: " in f["message"]
+        assert f["message"].endswith("; give it values under `charts:` in the configuration (docs/helm-and-pre-commit.md)")
 
 
 def test_the_configuration_gives_each_chart_its_values(tmp_path: Path) -> None:

@@ -16,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EXAMPLES, REPO, SHARED, run_cli
+from conftest import CHARTS, EXAMPLES, REPO, requires_shared, run_cli, run_cli_subprocess, shared_cases
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("helm_python") is None,
     reason="the Helm engine is not installed (pip install -e '.[helm]')")
 
-CHARTS = SHARED / "charts"
 RECORDING = EXAMPLES / "helm" / "rendered.yaml"
 
 
@@ -65,29 +64,29 @@ def _heads(text: str) -> list[tuple[str, str]]:
     return heads
 
 
-@pytest.mark.parametrize("render", [r for r in RENDERS if not r["include_crds"]], ids=lambda r: r["id"])
+@pytest.mark.parametrize("render", shared_cases([pytest.param(r, id=r["id"]) for r in RENDERS if not r["include_crds"]]))
 def test_release_order_is_the_engines_install_order(render: dict[str, Any], monkeypatch) -> None:
     import helm_python
     from helm_python import _native
 
     from kubegap_lint.helm import sdk, stream
-    from kubegap_lint.helm.render import HelmError
 
     monkeypatch.chdir(CHARTS)
     options = _options(render)
-    try:
-        rendered, crds = sdk.render_files(render["chart"], options)
-    except HelmError as exc:
-        # helm template refuses a chart whose declared subcharts are not in charts/; so does the engine
-        assert "missing in charts/ directory" in str(exc)
-        return
+    rendered, crds = sdk.render_files(render["chart"], options)
     mine = stream.template_stream(rendered, crds)
     kubeconfig = "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n"
     with helm_python.Config(kubeconfig_content=kubeconfig, storage_driver="memory") as config:
-        release = json.loads(_native.call_string(
-            "helm_install", config._raw(), config._context_arg(None), 0, render["chart"], render["release"],
-            json.dumps(sdk.user_values(options)),
-            json.dumps({"namespace": render["namespace"], "dry_run": "client"})))
+        try:
+            release = json.loads(_native.call_string(
+                "helm_install", config._raw(), config._context_arg(None), 0, render["chart"], render["release"],
+                json.dumps(sdk.user_values(options)),
+                json.dumps({"namespace": render["namespace"], "dry_run": "client"})))
+        except helm_python.HelmChartInvalidError as exc:
+            # The engine's install refuses a chart whose declared subcharts charts/ lacks (as helm
+            # template does); kubegap-lint renders it without them (tests/test_helm_compose.py).
+            assert "missing in charts/ directory" in str(exc)
+            return
     manifest = release["manifest"].strip() + "\n"
     heads, theirs = _heads(mine), _heads(manifest)
     assert heads[:len(theirs)] == theirs  # the release manifest, in the engine's order
@@ -187,19 +186,19 @@ def test_without_the_engine_the_message_says_how_to_install_it(tmp_path: Path) -
     # A stand-in module that hides the installed engine, as a machine without the extra would.
     (tmp_path / "helm_python.py").write_text("raise ImportError('stand-in: no engine')\n")
     env = {"PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path}"}
-    proc = run_cli("helm", "examples/helm/gpu-train", env=env)
+    proc = run_cli_subprocess("helm", "examples/helm/gpu-train", env=env)
     assert proc.returncode == 2
     assert proc.stderr.decode() == (
         "kubegap-lint: the Helm engine is not installed: install the Helm engine with"
         " `pip install 'kubegap-lint[helm]'`, or name a helm binary with --helm PATH\n")
-    proc = run_cli("helm", "--from-files", "--allow-missing-helm", "examples/helm/gpu-train/values.yaml", env=env)
+    proc = run_cli_subprocess("helm", "--from-files", "--allow-missing-helm", "examples/helm/gpu-train/values.yaml", env=env)
     assert proc.returncode == 0 and b"not linted (--allow-missing-helm)" in proc.stderr
 
 
 REPOSITORIES = sorted(p.name for p in CHARTS.iterdir() if p.is_dir() and "__" in p.name) if CHARTS.is_dir() else []
 
 
-@pytest.mark.parametrize("repository", REPOSITORIES)
+@pytest.mark.parametrize("repository", shared_cases(REPOSITORIES))
 def test_a_chart_repository_lints_as_charts_not_as_yaml(repository: str) -> None:
     """`kubegap-lint REPO`: each chart renders with its defaults; no template, values file,
     files/ or test suite is read as a manifest (no KG003, no finding outside a chart's templates
@@ -213,17 +212,19 @@ def test_a_chart_repository_lints_as_charts_not_as_yaml(repository: str) -> None
         rendered = f["rendered_location"]
         if rendered is not None:
             assert rendered["path"].startswith(f"<helm template {repository}/")
-    for line in proc.stderr.decode().splitlines():  # only charts that need values helm is not given
-        assert line.startswith(f"kubegap-lint: {repository}/") and "helm template" in line
+    for line in proc.stderr.decode().splitlines():  # charts that need values helm is not given, subcharts not vendored
+        assert line.startswith(f"kubegap-lint: {repository}/")
+        assert "helm template" in line or re.search(r"/Chart\.yaml:\d+: subchart \S+ not linted: not in charts/", line)
 
 
-def test_without_the_engine_charts_are_skipped_with_one_note(tmp_path: Path) -> None:
+@requires_shared
+def test_without_the_engine_each_chart_is_a_kg009_error(tmp_path: Path) -> None:
+    # A stand-in module whose import fails: the engine's absence, simulated.
     (tmp_path / "helm_python.py").write_text("raise ImportError('stand-in: no engine')\n")
-    proc = run_cli("--format", "json", "ray-project__kuberay", cwd=CHARTS,
-                   env={"PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path}"})
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["findings"] == []
-    assert proc.stderr.decode() == (
-        "kubegap-lint: 2 chart(s) not linted (ray-project__kuberay/helm-chart/kuberay-operator,"
-        " ray-project__kuberay/helm-chart/ray-cluster): their files are not manifests until rendered;"
-        " install `kubegap-lint[helm]` to render them here, or run `kubegap-lint helm CHART`\n")
+    proc = run_cli_subprocess("--format", "json", "ray-project__kuberay", cwd=CHARTS,
+                              env={"PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path}"})
+    assert (proc.returncode, proc.stderr) == (1, b"")
+    assert [(f["rule"], f["location"]["path"], f["location"]["line"]) for f in json.loads(proc.stdout)["findings"]
+            if f["rule"] == "KG009"] == [
+        ("KG009", "ray-project__kuberay/helm-chart/kuberay-operator/Chart.yaml", 1),
+        ("KG009", "ray-project__kuberay/helm-chart/ray-cluster/Chart.yaml", 1)]

@@ -213,14 +213,16 @@ def test_unreadable_file_is_reported_and_the_rest_linted(linter_factory, tmp_pat
     # Tests run as root, who can read anything: simulate the permission error at open().
     (tmp_path / "a.yaml").write_text(GPU_JOB)
     (tmp_path / "b.yaml").write_text(GPU_JOB)
-    real_open = open
+    from kubegap_lint.core import safefile
+
+    real_open = safefile.open_regular
 
     def deny(path, *args, **kwargs):
         if str(path).endswith("a.yaml"):
             raise PermissionError(13, "Permission denied")
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr("kubegap_lint.input.readers.open", deny, raising=False)
+    monkeypatch.setattr(safefile, "open_regular", deny)
     result = linter_factory(None).lint_paths([str(tmp_path)])
     assert [(e.path.endswith("a.yaml"), e.message) for e in result.errors] == [(True, "cannot be read: Permission denied")]
     assert {Path(f.location.path).name for f in result.findings} == {"b.yaml"}
@@ -267,6 +269,7 @@ def test_special_files_by_name_and_in_a_walk(tmp_path: Path) -> None:
     assert "1 file," in proc.stdout.decode()
 
 
+@pytest.mark.slow
 def test_a_folder_of_twenty_thousand_files(tmp_path: Path) -> None:
     folder = tmp_path / "many"
     folder.mkdir()
@@ -453,3 +456,41 @@ def test_an_expression_that_grows_exponentially_is_stopped_naming_the_policy(tmp
     # A few stages stay well inside the bound and give the answer.
     linter = load_with(tmp_path, "\"length(pods" + " | [@, @][]" * 4 + ") == `16`\"")
     assert [f.rule_id for f in linter.lint_texts([("job.yaml", GPU_JOB)]).iter_findings()] == ["KG900"]
+
+
+def test_a_file_that_became_a_device_or_fifo_after_discovery_is_an_input_error(tmp_path: Path) -> None:
+    """Discovery saw regular files; the reader checks again on the open descriptor (issue 35:
+    `x.yaml -> /dev/zero` ended partial runs with MemoryError)."""
+    from kubegap_lint.core.model import InputError
+    from kubegap_lint.engine.parallel import _open_source
+    from kubegap_lint.input.read import ReadStats
+    from kubegap_lint.input.readers import SourceReader
+    from kubegap_lint.input.sources import Source
+
+    os.symlink("/dev/zero", tmp_path / "zero.yaml")
+    os.mkfifo(tmp_path / "fifo.yaml")
+    os.symlink("/proc/self/environ", tmp_path / "env.yaml")
+    sources = [Source(name, str(tmp_path / name)) for name in ("zero.yaml", "fifo.yaml", "env.yaml")]
+    errors: list[InputError] = []
+    assert list(SourceReader(sources).read(ReadStats(), errors)) == []
+    assert [e.display() for e in errors] == [
+        "zero.yaml: cannot be read: not a regular file (FIFO, device or socket)",
+        "fifo.yaml: cannot be read: not a regular file (FIFO, device or socket)",
+        "env.yaml: cannot be read: a file of /proc or /sys, not of the repository"]
+    for source in sources:  # the --jobs path opens its sources alike
+        with pytest.raises(OSError):
+            _open_source(source)
+
+
+def test_stdin_closed_is_an_input_error(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    proc = subprocess.run(["bash", "-c", 'exec "$0" -m kubegap_lint - a.yaml <&-', sys.executable],
+                          capture_output=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+                          timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.decode().splitlines() == ["kubegap-lint: <stdin>: cannot be read: standard input is closed"]

@@ -9,9 +9,10 @@ import select
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import REPO, run_cli
+from conftest import REPO, run_cli, run_cli_subprocess
 
 SPREAD = REPO / "examples" / "KG101-gpu-replicas-share-power-domain" / "bad-no-spread.yaml"
 
@@ -22,8 +23,10 @@ def _plant(folder: Path, name: bytes, resource: str = "llm-server") -> Path:
     return path
 
 
-def _lint(folder: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    return run_cli(".", "--select", "KG101", *args, cwd=folder, env=env)
+def _lint(folder: Path, *args: str, env: dict[str, str] | None = None) -> Any:
+    """In this process; in a new interpreter when env sets a variable it reads at start-up."""
+    run = run_cli_subprocess if env else run_cli
+    return run(".", "--select", "KG101", *args, cwd=folder, env=env)
 
 
 def test_a_file_name_that_is_not_utf8_reaches_sarif_and_github(tmp_path) -> None:
@@ -126,3 +129,21 @@ def test_colour_codes_reach_a_terminal_and_input_escapes_stay_escaped(tmp_path) 
     assert first.startswith(b"\x1b[1ma.yaml:14:5\x1b[0m: \x1b[33m\x1b[1mwarning\x1b[0m KG101"), first
     assert b"Deployment llm-\\x1b[31mred:" in first
     assert b"\\x1b[1m" not in first
+
+
+def test_no_line_starts_with_a_workflow_command_even_after_blanks(tmp_path) -> None:
+    """The runner strips a line's leading blanks before it looks for `::` (issue 35): the
+    estimate lines, and arguments echoed by `explain` and `baseline create`."""
+    import shutil
+
+    from conftest import EXAMPLES
+
+    training = EXAMPLES / "KG401-training-no-restart-budget" / "good-restart-budgets.yaml"
+    shutil.copy(training, tmp_path / "::error::x.yaml")
+    proc = run_cli("--no-config", "--select", "KG201", "::error::x.yaml", cwd=tmp_path)
+    lines = proc.stdout.decode().splitlines()
+    assert any(line.startswith("  \\x3a:error::x.yaml:") for line in lines), lines
+    for args in (("explain", "x\n::error::boom"), ("baseline", "create", "x\n::error::boom")):
+        proc = run_cli(*args, cwd=tmp_path)
+        out = (proc.stdout + proc.stderr).decode().splitlines()
+        assert proc.returncode == 2 and not any(line.lstrip().startswith("::") for line in out), out

@@ -123,14 +123,15 @@ _RENDER_SPY = """
 import os, sys, tempfile
 import kubegap_lint.core.tempdir as t
 import kubegap_lint.cli.main as m
+import kubegap_lint.engine.inputs as inputs
 if sys.argv[1] == "none":
     t._candidates = lambda: []  # no usable temp folder
     tempfile.tempdir = os.getcwd()  # stand-in for Python's fallback to the current folder then
-real = m._rendered_charts
+real = inputs.render_charts
 def spy(charts, scratch, *rest):
     print("scratch", scratch, t.private_temp_dir(), sorted(os.listdir(".")), flush=True)
     return real(charts, scratch, *rest)
-m._rendered_charts = spy
+inputs.render_charts = spy
 sys.argv = ["kubegap-lint", "--select", "KG201", "chart"]
 m.cli()
 """

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import run_cli
+from conftest import run_cli, run_cli_subprocess
 
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.core.coerce import as_count
@@ -87,7 +87,7 @@ def test_the_same_with_workers(tmp_path) -> None:
     _write(tmp_path, "a.yaml", GPU_JOB.format(count="9" * 309, gpus="9" * 4301) + filler)
     _write(tmp_path, "b.yaml", DEPLOYMENT.format(name="web", replicas=3, gpus=1))
     single = run_cli(str(tmp_path), "--select", "KG101")
-    workers = run_cli(str(tmp_path), "--select", "KG101", "--jobs", "2")
+    workers = run_cli_subprocess(str(tmp_path), "--select", "KG101", "--jobs", "2")  # real workers
     assert single.returncode == workers.returncode == 1, workers.stderr
     assert workers.stdout == single.stdout and b"KG101" in workers.stdout
 

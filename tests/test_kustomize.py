@@ -488,15 +488,28 @@ def test_strip_origins_gives_the_plain_text_and_each_documents_origin() -> None:
 
 # ------------------------------------------------------------------ what cannot be rendered
 
-def test_no_renderer_is_a_located_error_never_a_pass(tmp_path: Path) -> None:
+NOT_LINTED = "error KG009 input-not-rendered: kustomization overlay was not linted: "
+
+
+def test_no_renderer_is_a_located_finding_never_a_pass(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "repo")
-    proc = run_cli("--no-config", "--no-repo-facts", "overlay", cwd=root, env={"PATH": str(tmp_path / "empty")})
-    assert proc.returncode == 2
-    assert ("kubegap-lint: overlay/kustomization.yaml:1:1: kustomization overlay was not linted: no `kustomize`"
-            " or `kubectl` on PATH to render it") in proc.stderr.decode()
+    empty = {"PATH": str(tmp_path / "empty")}
+    proc = run_cli("--no-config", "--no-repo-facts", "overlay", cwd=root, env=empty)
+    assert proc.returncode == 1
+    assert proc.stdout.decode().startswith(
+        f"overlay/kustomization.yaml:1:1: {NOT_LINTED}no `kustomize` or `kubectl` on PATH to render it")
     proc = run_cli("--no-config", "--no-repo-facts", "--kustomize", str(tmp_path / "nothing"), "overlay", cwd=root)
-    assert proc.returncode == 2
-    assert "overlay/kustomization.yaml:1:1: kustomization overlay was not linted: no renderer at" in proc.stderr.decode()
+    assert proc.returncode == 1
+    assert f"overlay/kustomization.yaml:1:1: {NOT_LINTED}no renderer at" in proc.stdout.decode()
+    # --allow-unrendered: said as a note, the exit code 0; in every format (JSON here)
+    proc = run_cli("--no-config", "--no-repo-facts", "--allow-unrendered", "--format", "json", "overlay", cwd=root,
+                   env=empty)
+    assert proc.returncode == 0
+    [finding] = _findings(proc)
+    assert (finding["rule"], finding["severity"], finding["location"]["path"], finding["location"]["line"]) == (
+        "KG009", "note", "overlay/kustomization.yaml", 1)
+    proc = run_cli("kustomize", "--no-config", "overlay", cwd=root, env=empty)
+    assert proc.returncode == 1 and f"overlay/kustomization.yaml:1:1: {NOT_LINTED}" in proc.stdout.decode()
 
 
 def test_a_remote_base_is_refused_at_its_line_and_nothing_runs(tmp_path: Path) -> None:
@@ -511,9 +524,9 @@ def test_a_remote_base_is_refused_at_its_line_and_nothing_runs(tmp_path: Path) -
     standin.write_text(f"#!/bin/sh\ntouch {marker}\n")
     standin.chmod(0o755)
     proc = run_cli("--no-config", "--no-repo-facts", "--kustomize", str(standin), "overlay", cwd=root)
-    assert proc.returncode == 2
-    assert ("overlay/kustomization.yaml:3:5: kustomization overlay was not linted: names a remote base"
-            " (https://github.com/kubernetes-sigs/kueue/config/default?ref=v0.9.0)") in proc.stderr.decode()
+    assert proc.returncode == 1
+    assert (f"overlay/kustomization.yaml:3:5: {NOT_LINTED}names a remote base"
+            " (https://github.com/kubernetes-sigs/kueue/config/default?ref=v0.9.0)") in proc.stdout.decode()
     assert not marker.exists()
 
 
@@ -530,14 +543,13 @@ def test_a_path_out_of_the_repository_is_refused_at_its_line_and_nothing_runs(tm
     standin.write_text(f"#!/bin/sh\ntouch {marker}\n")
     standin.chmod(0o755)
     proc = run_cli("--no-config", "--no-repo-facts", "--kustomize", str(standin), "overlay", cwd=root)
-    assert proc.returncode == 2
-    assert ("overlay/kustomization.yaml:6:9: kustomization overlay was not linted: names ../../elsewhere/secret.env,"
-            " outside the repository") in proc.stderr.decode()
+    assert proc.returncode == 1
+    assert (f"overlay/kustomization.yaml:6:9: {NOT_LINTED}names ../../elsewhere/secret.env,"
+            " outside the repository") in proc.stdout.decode()
     (root / "overlay" / "kustomization.yaml").write_text("resources:\n  - ../base\n  - linked\n")
     proc = run_cli("--no-config", "--no-repo-facts", "--kustomize", str(standin), "overlay", cwd=root)
-    assert proc.returncode == 2
-    assert "overlay/kustomization.yaml:3:5: kustomization overlay was not linted: names linked, outside" in \
-        proc.stderr.decode()
+    assert proc.returncode == 1
+    assert f"overlay/kustomization.yaml:3:5: {NOT_LINTED}names linked, outside" in proc.stdout.decode()
     assert not marker.exists()
 
 
@@ -547,11 +559,11 @@ def test_a_render_that_fails_is_a_located_error(tmp_path: Path) -> None:
     (root / "overlay").mkdir(parents=True)
     (root / "overlay" / "kustomization.yaml").write_text("resources:\n  - missing.yaml\n")
     proc = run_cli("--no-config", "--no-repo-facts", "overlay", cwd=root)
-    assert proc.returncode == 2
-    err = proc.stderr.decode()
+    assert proc.returncode == 1
+    out = proc.stdout.decode()
     # at the entry that names the file kustomize could not read
-    assert "overlay/kustomization.yaml:2:5: kustomization overlay was not linted: kubectl kustomize failed (exit 1)" in err
-    assert "missing.yaml: no such file or directory" in err
+    assert f"overlay/kustomization.yaml:2:5: {NOT_LINTED}kubectl kustomize failed (exit 1)" in out
+    assert "missing.yaml: no such file or directory" in out
 
 
 @needs_kubectl
@@ -561,11 +573,12 @@ def test_helm_charts_in_a_kustomization_are_not_inflated(tmp_path: Path) -> None
     (root / "k").mkdir(parents=True)
     (root / "k" / "kustomization.yaml").write_text(
         "helmCharts:\n  - name: x\n    repo: https://example.invalid/charts\n    version: 1.0.0\n")
-    proc = run_cli("--no-config", "--no-repo-facts", "k", cwd=root)
-    assert proc.returncode == 2
-    err = proc.stderr.decode()
-    assert "k/kustomization.yaml:1:1: kustomization k was not linted: kubectl kustomize failed (exit 1):" in err
-    assert err.rstrip().endswith("must specify --enable-helm")
+    proc = run_cli("--no-config", "--no-repo-facts", "-q", "k", cwd=root)
+    assert proc.returncode == 1
+    out = proc.stdout.decode()
+    assert out.startswith("k/kustomization.yaml:1:1: error KG009 input-not-rendered: kustomization k was not"
+                          " linted: kubectl kustomize failed (exit 1):")
+    assert out.rstrip().endswith("must specify --enable-helm")
 
 
 # ------------------------------------------------------------------ suppressions

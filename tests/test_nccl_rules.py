@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, REPO
+from conftest import CORPUS, REPO, requires_shared
 
 from kubegap_lint.catalog.envnames import load_env_names
 from kubegap_lint.catalog.functions import PolicyFunctions
@@ -95,7 +95,7 @@ def test_a_broken_name_file_is_a_clear_error(tmp_path: Path) -> None:
     assert "nccl-env-names.yaml" in str(caught.value)
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not beside the clone")
+@requires_shared
 def test_every_nccl_name_the_corpus_sets_is_known() -> None:
     """A false alarm on a real variable costs more trust than a miss: every NCCL-like name in
     the real manifests must be on the list (they were all checked against their sources)."""

@@ -97,6 +97,7 @@ def _generated(repo: Path) -> dict[str, bytes]:
     return {str(path.relative_to(repo)): path.read_bytes() for path in files}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="symlinks")
 def test_a_new_default_rule_needs_only_its_files_and_the_regeneration(tmp_path: Path) -> None:
     repo = _copy(tmp_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, EXAMPLES, load_bench_generator, run_cli
+from conftest import CORPUS, EXAMPLES, load_bench_generator, requires_shared, run_cli, run_cli_subprocess
 
 from kubegap_lint.engine import parallel
 from kubegap_lint.input.sources import discover
@@ -91,10 +91,10 @@ def test_shares_are_contiguous_and_cover_every_document(many_files) -> None:
     assert min(sizes) > 0.4 * sum(sizes)
 
 
-@pytest.mark.parametrize("fmt", ["json", "text"])
+@pytest.mark.parametrize("fmt", ["json", "text", "junit"])  # junit: a case for every workload
 def test_cli_jobs_two_prints_what_jobs_one_prints(many_files, fmt) -> None:
     serial = run_cli("--format", fmt, "--jobs", "1", str(many_files), "does-not-exist.yaml")
-    forked = run_cli("--format", fmt, "--jobs", "2", str(many_files), "does-not-exist.yaml")
+    forked = run_cli_subprocess("--format", fmt, "--jobs", "2", str(many_files), "does-not-exist.yaml")
     assert serial.returncode == forked.returncode == 2  # the missing file
     assert forked.stdout == serial.stdout
     assert forked.stderr == serial.stderr
@@ -120,12 +120,12 @@ def test_workers_really_run_and_agree_in_process(many_files, linter_factory, mon
     assert _json(forked, linter) == _json(serial, linter)
     assert forked.estimates == serial.estimates
     assert forked.workloads == serial.workloads > 100
+    assert list(forked.iter_workloads()) == list(serial.iter_workloads())
 
 
-@pytest.mark.parametrize("folder", [EXAMPLES, CORPUS])
+@pytest.mark.parametrize("folder", [pytest.param(EXAMPLES, id="examples"),
+                                    pytest.param(CORPUS, id="corpus", marks=requires_shared)])
 def test_small_threshold_forks_on_examples_and_corpus(folder, linter_factory, monkeypatch) -> None:
-    if not folder.is_dir():
-        pytest.skip(f"{folder} is not here")
     monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
     linter = linter_factory()
     sources, errors = discover([str(folder)])
@@ -139,7 +139,7 @@ def test_a_run_with_exemptions_is_judged_whole_and_prints_the_same(many_files, t
                       "    reason: checked by hand\n  - rules: [KG201]\n    names: [nothing-*]\n"
                       "    reason: matches nothing\n", encoding="utf-8")
     serial = run_cli("--format", "json", "--jobs", "1", "--config", str(config), str(many_files))
-    forked = run_cli("--format", "json", "--jobs", "2", "--config", str(config), str(many_files))
+    forked = run_cli_subprocess("--format", "json", "--jobs", "2", "--config", str(config), str(many_files))
     assert serial.returncode == forked.returncode
     assert forked.stdout == serial.stdout and forked.stderr == serial.stderr
     assert b'"KG005"' in serial.stdout  # the exemption that matched nothing, once

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, EXAMPLES, run_cli
+from conftest import CORPUS, EXAMPLES, requires_shared, run_cli
 
 from kubegap_lint.input import parse
 from kubegap_lint.input.scan import split_documents
@@ -80,9 +80,8 @@ def test_both_paths_agree_on_every_example(monkeypatch: pytest.MonkeyPatch) -> N
         assert fast == portable, path
 
 
+@requires_shared
 def test_both_paths_agree_on_the_shared_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
-    if not CORPUS.is_dir():
-        pytest.skip("../shared/corpus is absent (the shared test material lies beside the clone)")
     files = _yaml_files(CORPUS)
     assert len(files) > 500
     for path in files:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, EXAMPLES
+from conftest import CORPUS, EXAMPLES, requires_shared
 
 from kubegap_lint.core.model import Position
 from kubegap_lint.input import parse
@@ -310,21 +310,19 @@ def test_a_recursive_aliass_positions_answer_as_the_reference(text: str) -> None
     _same_answers(doc.positions, _reference(text)[0])
 
 
-def _sources() -> list[Path]:
-    files = sorted(EXAMPLES.rglob("*.yaml"))
-    if CORPUS.is_dir():
-        files += sorted(CORPUS.rglob("*.yaml")) + sorted(CORPUS.rglob("*.yml"))
-    return files
-
-
-def test_every_example_and_corpus_document_answers_as_the_reference() -> None:
-    files = _sources()
-    assert len(files) > 100
+@pytest.mark.parametrize(("root", "patterns", "least_files", "least_documents"), [
+    pytest.param(EXAMPLES, ("*.yaml",), 100, 250, id="examples"),
+    pytest.param(CORPUS, ("*.yaml", "*.yml"), 700, 1300, id="corpus", marks=[requires_shared, pytest.mark.slow]),
+])
+def test_every_example_and_corpus_document_answers_as_the_reference(
+        root: Path, patterns: tuple[str, ...], least_files: int, least_documents: int) -> None:
+    files = [path for pattern in patterns for path in sorted(root.rglob(pattern))]
+    assert len(files) > least_files
     documents = 0
     for path in files:
         text = path.read_text(encoding="utf-8", errors="replace")
         documents += len(_check(text, many=False))
-    assert documents > 500
+    assert documents > least_documents
 
 
 def test_the_spill_record_is_plain_data_that_comes_back_the_same() -> None:

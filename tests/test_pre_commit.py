@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, GPU_DEPLOYMENT, PDB, REPO
 
+pytestmark = pytest.mark.slow  # the real pre-commit: a new interpreter and a hook install per test
+
 GPU_JOB = (EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml").read_text()
 CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: b\n"
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
@@ -215,6 +217,40 @@ def test_pre_commit_snippets_run_for_real(hook_repo: Path, tmp_path: Path) -> No
         # chart is rendered in-process: findings point at its templates.
         assert "No such option" not in out and "Usage:" not in out, f"{where}: {out}"
         assert proc.returncode == 1 and "charts/gpu-train/templates/" in out, f"{where}: {out}"
+
+
+def test_deleting_or_loosening_the_pdb_fails_the_commit(hook_repo: Path, tmp_path: Path) -> None:
+    """A commit that only deletes the PDB of a GPU Deployment (or changes its selector) touches
+    no workload: the hook still fails, on the Deployment's file, labelled with the change."""
+    project = tmp_path / "project"
+    (project / "deploy").mkdir(parents=True)
+    (project / "deploy" / "app.yaml").write_text(GPU_DEPLOYMENT)
+    (project / "deploy" / "pdb.yaml").write_text(PDB)
+    (project / ".kubegap-lint.yaml").write_text("select: [KG103, KG201]\n")
+    _git(project, "init", "-q")
+    _commit_all(project)
+    finding = ("deploy/app.yaml:11:7: warning KG103 gpu-serving-without-pdb: Deployment infer: no"
+               " PodDisruptionBudget in the input selects its GPU pods")
+
+    _git(project, "rm", "-q", "deploy/pdb.yaml")  # staged: the commit's only change
+    proc = _try_repo(hook_repo, project, "kubegap-lint", all_files=False)
+    out = proc.stdout.decode()
+    assert proc.returncode == 1 and "Failed" in out, out + proc.stderr.decode()
+    assert finding in out and "(caused by the change to deploy/pdb.yaml (deleted))" in out
+
+    _git(project, "reset", "-q", "--hard")
+    (project / "deploy" / "pdb.yaml").write_text(PDB.replace("matchLabels: {app: infer}", "matchLabels: {app: other}"))
+    _git(project, "add", "deploy/pdb.yaml")
+    proc = _try_repo(hook_repo, project, "kubegap-lint", all_files=False)
+    out = proc.stdout.decode()
+    assert proc.returncode == 1, out + proc.stderr.decode()
+    assert finding in out and "(caused by the change to deploy/pdb.yaml)" in out
+
+    _git(project, "reset", "-q", "--hard")  # the guard kept: nothing to say
+    (project / "deploy" / "pdb.yaml").write_text(PDB.replace("maxUnavailable: 1", "maxUnavailable: 2"))
+    _git(project, "add", "deploy/pdb.yaml")
+    proc = _try_repo(hook_repo, project, "kubegap-lint", all_files=False)
+    assert proc.returncode == 0 and "Passed" in proc.stdout.decode(), proc.stdout.decode()
 
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH: the real renderer is needed")

@@ -71,6 +71,7 @@ def kube_objects(draw) -> dict:
     return obj
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(kube_objects(), min_size=1, max_size=3), st.sampled_from([None, 2]))
 def test_generated_kubernetes_objects(linter, folder, objects: list, indent: int | None) -> None:

@@ -58,28 +58,66 @@ def test_findings_only_for_the_named_files(repo: Path) -> None:
     assert proc.returncode == 0 and b"other/job.yaml" not in proc.stdout
 
 
+def _cache_payload(cache: Path) -> tuple[bytes, dict]:
+    """The facts cache as catalog/cache.py keeps it: a header (magic, key, digest) and JSON."""
+    header, _, payload = (cache / "repo-facts-v2.json").read_bytes().partition(b"\n\n")
+    return header, json.loads(payload)
+
+
+def _write_cache(cache: Path, header: bytes, document: dict, *, digest: bool) -> None:
+    """Plant an entry; with digest=True as the tool itself would (a new digest of the bytes)."""
+    import hashlib
+
+    payload = json.dumps(document).encode()
+    if digest:
+        magic, key, _ = header.split(b"\n")
+        header = b"\n".join([magic, key, hashlib.sha256(payload).hexdigest().encode()])
+    (cache / "repo-facts-v2.json").write_bytes(header + b"\n\n" + payload)
+
+
 def test_the_cache_is_json_keyed_by_content_and_a_bad_entry_is_read_again(repo: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     assert _lint(repo, "deploy/app.yaml", cache=cache).returncode == 0
-    document = json.loads((cache / "repo-facts-v1.json").read_text())
-    (entry,) = [v for v in document["files"].values() if v]
+    header, document = _cache_payload(cache)
+    (entry,) = [v for v in document.values() if v]
     assert entry == [["budget", "infer", None, {"matchLabels": {"app": "infer"}}, None, 1, 1]]
     # A planted entry of the wrong shape is not used: the file is read again.
-    for key in document["files"]:
-        document["files"][key] = [["budget", "x"]]
-    (cache / "repo-facts-v1.json").write_text(json.dumps(document))
+    _write_cache(cache, header, {key: [["budget", "x"]] for key in document}, digest=True)
     assert _lint(repo, "deploy/app.yaml", cache=cache).returncode == 0
-    # A well-formed but wrong entry is believed for the same bytes (the cache is the user's own
-    # folder); an edit to the file gives a new key and fresh facts.
-    document = json.loads((cache / "repo-facts-v1.json").read_text())
-    for key in document["files"]:
-        document["files"][key] = []
-    (cache / "repo-facts-v1.json").write_text(json.dumps(document))
+    # An edited cache whose digest no longer matches is ignored: it cannot remove KG103.
+    _write_cache(cache, header, {key: [] for key in document}, digest=False)
+    proc = _lint(repo, "deploy/app.yaml", cache=cache)
+    assert proc.returncode == 0 and b"does not match its digest: ignored" in proc.stderr
+    # A well-formed entry under a good digest is believed for the same bytes (only the user can
+    # write the folder); an edit to the file gives a new key and fresh facts.
+    _write_cache(cache, header, {key: [] for key in document}, digest=True)
     assert _lint(repo, "deploy/app.yaml", cache=cache).returncode == 1
     (repo / "policy" / "pdb.yaml").write_text(PDB + "# edited\n")
     assert _lint(repo, "deploy/app.yaml", cache=cache).returncode == 0
-    (cache / "repo-facts-v1.json").write_text("not json {")
+    (cache / "repo-facts-v2.json").write_text("not json {")
     assert _lint(repo, "deploy/app.yaml", cache=cache).returncode == 0
+
+
+def test_a_fifo_or_a_world_writable_facts_cache_is_ignored(repo: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    assert _lint(repo, "deploy/app.yaml", cache=cache).returncode == 0
+    os.chmod(cache / "repo-facts-v2.json", 0o666)
+    proc = _lint(repo, "deploy/app.yaml", cache=cache)
+    assert proc.returncode == 0 and b"writable by other users: ignored" in proc.stderr
+    os.remove(cache / "repo-facts-v2.json")
+    os.mkfifo(cache / "repo-facts-v2.json")  # would block a plain open() for ever
+    proc = _lint(repo, "deploy/app.yaml", cache=cache)
+    assert proc.returncode == 0 and b"is not a regular file: ignored" in proc.stderr
+
+
+def test_a_manifest_linked_to_dev_zero_or_a_fifo_gives_no_facts_and_no_crash(repo: Path) -> None:
+    os.symlink("/dev/zero", repo / "policy" / "zero.yaml")
+    os.mkfifo(repo / "policy" / "fifo.yaml")
+    os.symlink("/proc/self/environ", repo / "policy" / "env.yaml")
+    proc = _lint(repo, "deploy/app.yaml")
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    assert proc.stdout.decode().splitlines() == [
+        "1 file, 1 documents (0 empty, 0 not Kubernetes), 1 resources, 1 workloads: 0 errors, 0 warnings, 0 notes"]
 
 
 def test_an_exemption_is_unused_only_where_its_paths_were_linted(repo: Path) -> None:

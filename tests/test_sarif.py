@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, EXAMPLES, REPO, SHARED, run_cli
+from conftest import CORPUS, EXAMPLES, REPO, SHARED, requires_shared, run_cli, run_cli_subprocess
 from sarif_checks import (
     SCHEMA,
     github_problems,
@@ -27,8 +27,7 @@ from kubegap_lint.core.record import replace
 GOLDEN = REPO / "tests" / "golden" / "sarif"
 EXAMPLE_DIRS = sorted(p for p in EXAMPLES.glob("KG[0-9][0-9][0-9]-*") if p.is_dir())
 GPU_JOB = EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml"
-needs_schema = pytest.mark.skipif(not SCHEMA.is_file(), reason=f"SARIF schema not found at {SCHEMA}")
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"shared corpus not found at {CORPUS}")
+needs_schema = needs_corpus = requires_shared  # the schema and the corpus are in ../shared
 
 
 def sarif_of(*args: str, cwd: Path | None = None, stdin: bytes | None = None) -> tuple[dict[str, Any], Any]:
@@ -124,7 +123,7 @@ def test_helm_command_writes_sarif_on_the_templates(tmp_path: Path) -> None:
 
 def test_same_input_same_bytes() -> None:
     first = run_cli("--format", "sarif", "examples")
-    second = run_cli("--format", "sarif", "examples", env={"PYTHONHASHSEED": "99"})
+    second = run_cli_subprocess("--format", "sarif", "examples", env={"PYTHONHASHSEED": "99"})
     assert first.stdout and first.stdout == second.stdout
 
 
@@ -173,6 +172,7 @@ def _multitool() -> Path:
     return binary
 
 
+@pytest.mark.slow
 def test_multitool_accepts_the_examples_and_the_corpus(tmp_path: Path) -> None:
     binary = _multitool()
     files = []
@@ -190,6 +190,7 @@ def test_multitool_accepts_the_examples_and_the_corpus(tmp_path: Path) -> None:
         assert multitool_problems(binary, path, tmp_path) == [], path.name
 
 
+@pytest.mark.slow
 def test_multitool_reports_github_errors_on_a_broken_log(tmp_path: Path) -> None:
     """The multitool exits 0 even on errors: prove that its output file is read."""
     binary = _multitool()

@@ -8,7 +8,7 @@ from typing import Any
 import attr
 import pytest
 import sarif_om
-from conftest import REPO
+from conftest import REPO, requires_shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sarif_checks import SCHEMA
@@ -69,7 +69,7 @@ def test_output_is_ascii_json_without_lone_surrogates() -> None:
     assert json.loads(text) == {"text": "caf\u00e9 \ufffd \u2603"}
 
 
-@pytest.mark.skipif(not SCHEMA.is_file(), reason=f"SARIF schema not found at {SCHEMA} (../shared/sarif)")
+@requires_shared
 def test_every_sarif_om_property_name_exists_in_the_final_schema() -> None:
     """The serialiser writes sarif-om's JSON names; they must be the 2.1.0 names (after renames)."""
     from kubegap_lint.report.sarif_json import _json_name
@@ -102,6 +102,7 @@ _values = st.recursive(_leaves, lambda inner: st.one_of(
 ), max_leaves=12)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(_values)
 def test_dumps_writes_what_the_general_writer_writes_of_to_data(value: Any) -> None:

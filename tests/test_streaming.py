@@ -202,6 +202,7 @@ def test_json_with_lists_is_one_dump_in_pieces(head: dict[str, Any], lists: dict
     assert pieces == json.dumps({**head, **lists}, indent=2, ensure_ascii=True) + "\n"
 
 
+@pytest.mark.slow
 def test_memory_does_not_grow_with_a_stream_of_workloads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Four times the stream, about the same peak. Small limits (a parsed budget of one
     document, 100 findings in memory, runs of 16-finding batches merged past 4 runs, 16 KiB

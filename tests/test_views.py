@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import CORPUS, EXAMPLES, requires_shared
 
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.engine.run import Linter
@@ -387,16 +388,15 @@ def test_a_fact_whose_reader_applies_on_a_deferred_fact_is_made_at_once() -> Non
     assert set(guards) == {"locations"}
 
 
-def test_every_rule_at_once_finds_the_same_with_deferred_facts() -> None:
+@pytest.mark.parametrize("path", [pytest.param(EXAMPLES, id="examples"),
+                                  pytest.param(CORPUS, id="corpus", marks=requires_shared)])
+def test_every_rule_at_once_finds_the_same_with_deferred_facts(path: Path) -> None:
     """All the built-in rules together (the deferred facts in play) against kept views (every
     fact made at once): the same findings and errors on the examples and the shared corpus."""
-    from conftest import CORPUS, EXAMPLES
-
     linter = Linter(Settings())
-    for path in (EXAMPLES, CORPUS):
-        lean, full = linter.lint_paths([str(path)]), linter.lint_paths([str(path)], keep_views=True)
-        assert list(lean.iter_findings()) == list(full.iter_findings())
-        assert [e.display() for e in lean.errors] == [e.display() for e in full.errors]
+    lean, full = linter.lint_paths([str(path)]), linter.lint_paths([str(path)], keep_views=True)
+    assert list(lean.iter_findings()) == list(full.iter_findings())
+    assert [e.display() for e in lean.errors] == [e.display() for e in full.errors]
 
 
 @pytest.mark.parametrize(("env", "distributed"), [

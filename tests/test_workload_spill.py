@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EXAMPLES, run_cli
+from conftest import EXAMPLES, run_cli, run_cli_subprocess
 
 from kubegap_lint.core.record import replace
 from kubegap_lint.input import stream
@@ -302,6 +302,7 @@ def test_stdin_past_the_budget_is_spilled_and_read_once() -> None:
     assert len(json.loads(normal.stdout)["findings"]) == 6  # KG201 and KG501, three times
 
 
+@pytest.mark.slow
 def test_cli_jobs_two_prints_what_a_spilling_jobs_one_prints(tmp_path: Path) -> None:
     # Over MIN_PARALLEL_BYTES: --jobs 2 forks (its workers keep their share parsed), --jobs 1
     # streams and spills all but the first few workloads.
@@ -311,7 +312,7 @@ def test_cli_jobs_two_prints_what_a_spilling_jobs_one_prints(tmp_path: Path) -> 
         (folder / f"f{n}.yaml").write_text(_jobs(400, f"f{n}w"), encoding="utf-8")
     assert sum(p.stat().st_size for p in folder.iterdir()) > 1_000_000
     serial = run_cli("--format", "json", "--jobs", "1", "--select", ",".join(PINNED), str(folder))
-    forked = run_cli("--format", "json", "--jobs", "2", "--select", ",".join(PINNED), str(folder))
+    forked = run_cli_subprocess("--format", "json", "--jobs", "2", "--select", ",".join(PINNED), str(folder))
     assert serial.returncode == forked.returncode == 1
     assert serial.stdout == forked.stdout
     assert serial.stdout.count(b'"rule_id"') == 8 * 150 * 2 or b"KG201" in serial.stdout

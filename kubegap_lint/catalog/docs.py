@@ -29,7 +29,9 @@ def _examples(policy: Policy, examples_dir: Path | None) -> list[str]:
     if examples_dir is None:
         return []
     folder = examples_dir / f"{policy.id}-{policy.name}"
-    files = sorted(folder.glob("*.yaml")) if folder.is_dir() else []
+    from kubegap_lint.catalog.expectations import example_paths
+
+    files = example_paths(folder) if folder.is_dir() else []
     if not files:
         return []
     lines = ["", "Examples (each `# expect:` comment marks the line of a finding):", ""]
@@ -37,7 +39,7 @@ def _examples(policy: Policy, examples_dir: Path | None) -> list[str]:
         kind = "triggers the rule" if path.name.startswith("bad") else "does not trigger it"
         rel = path.relative_to(examples_dir.parent).as_posix()
         lines.append(f"- [`{rel}`](../{rel}): {kind}")
-    first_bad = next((p for p in files if p.name.startswith("bad")), None)
+    first_bad = next((p for p in files if p.name.startswith("bad") and p.is_file()), None)
     if first_bad is not None:
         text = first_bad.read_text(encoding="utf-8", errors="replace").rstrip("\n")
         lines += ["", "<details><summary>" + first_bad.name + "</summary>", "", "```yaml", text, "```", "",

@@ -63,25 +63,62 @@ class ExampleResult:
     problems: list[str]
 
 
-def check_example(path: Path, rule: str, linter: Any) -> ExampleResult:
-    """Lint one example file and compare the rule's findings with its annotations."""
-    result = linter.lint_paths([str(path)])
+def example_paths(folder: Path) -> list[Path]:
+    """A policy's examples: bad-*.yaml and good-*.yaml files, and bad-*/ and good-*/ folders (an
+    input that is a tree, such as a chart, linted as `kubegap-lint FOLDER` reads it)."""
+    return sorted(p for p in folder.iterdir() if p.suffix == ".yaml" or (p.is_dir() and p.name.startswith(("bad-", "good-"))))
+
+
+def _folder_expectations(folder: Path) -> set[tuple[str, int, int]]:
+    """A folder example's annotations, each line numbered in its file (the file's path first)."""
+    found: set[tuple[str, int, int]] = set()
+    for file in sorted(p for p in folder.rglob("*") if p.is_file()):
+        name = file.relative_to(folder).as_posix()
+        found |= {(f"{name}|{rule}", line, column) for rule, line, column in expected_findings(file)}
+    return found
+
+
+def check_example(path: Path, rule: str, linter: Any, lint_tree: Any = None) -> ExampleResult:
+    """Lint one example (a file, or a folder with `lint_tree(linter, folder)`: the command
+    line's reading) and compare the rule's findings with its annotations."""
+    if path.is_dir():
+        result = lint_tree(linter, str(path))
+        folder = path.resolve()
+
+        def key(f: Any) -> str:
+            try:
+                name = Path(f.location.path).resolve().relative_to(folder).as_posix()
+            except ValueError:
+                name = f.location.path
+            return f"{name}|{f.rule_id}"
+        expected_all = _folder_expectations(path)
+    else:
+        result = linter.lint_paths([str(path)])
+
+        def key(f: Any) -> str:
+            return str(f.rule_id)
+        expected_all = expected_findings(path)
     problems = [f"input error: {e.display()}" for e in result.errors]
-    actual = {(f.rule_id, f.location.line, f.location.column) for f in result.findings if f.rule_id == rule}
-    expected = {(r, line, column) for r, line, column in expected_findings(path) if r == rule}
+    actual = {(key(f), f.location.line, f.location.column) for f in result.findings if f.rule_id == rule}
+    expected = {(r, line, column) for r, line, column in expected_all if r.rsplit("|", 1)[-1] == rule}
     if path.name.startswith("good"):
-        problems += [f"line {line}: unexpected {rule} finding (a good example triggers nothing)"
-                     for _, line, _ in sorted(actual)]
+        problems += [f"{_file(k)}line {line}: unexpected {rule} finding (a good example triggers nothing)"
+                     for k, line, _ in sorted(actual)]
         if expected:
             problems.append("a good example carries no `# expect:` annotation")
     elif path.name.startswith("bad"):
         if not expected:
             problems.append(f"no `# expect: {rule}` annotation")
-        problems += [f"line {line} column {column}: expected {rule}, not found"
-                     for _, line, column in sorted(expected - actual)]
-        problems += [f"line {line} column {column}: unexpected {rule} finding (annotate it with"
+        problems += [f"{_file(k)}line {line} column {column}: expected {rule}, not found"
+                     for k, line, column in sorted(expected - actual)]
+        problems += [f"{_file(k)}line {line} column {column}: unexpected {rule} finding (annotate it with"
                      f" `# expect: {rule}` on the line before, `{rule}@{column}` inside a line)"
-                     for _, line, column in sorted(actual - expected)]
+                     for k, line, column in sorted(actual - expected)]
     else:
         problems.append("example files are named bad-*.yaml or good-*.yaml")
     return ExampleResult(path, rule, problems)
+
+
+def _file(key: str) -> str:
+    """The file of a folder example's finding, to put before its line ("" for a file example)."""
+    return f"{key.rsplit('|', 1)[0]}: " if "|" in key else ""

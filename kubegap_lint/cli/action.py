@@ -22,6 +22,7 @@ from typing import Any
 # The levels as GitHub shows them, worst first.
 _LEVELS = ("error", "warning", "note")
 TOP_FINDINGS = 20
+NOT_RENDERED = "KG009"  # an input that could not be rendered, so was not linted
 
 
 class ActionError(Exception):
@@ -127,8 +128,15 @@ def summary_markdown(log: dict[str, Any], env: Mapping[str, str], exit_code: int
     total = sum(by_level.values())
     counts = ", ".join(f"{by_level[level]} {level}{'s' if by_level[level] != 1 else ''}" for level in _LEVELS)
     out.append(f"**{total} finding{'s' if total != 1 else ''}**: {counts}"
-               + (f" ({suppressed} suppressed)" if suppressed else "") + ".")
+               + (f" ({suppressed} suppressed)" if suppressed else "") + f"; exit code {exit_code}.")
     out.append("")
+    unrendered = [r for r in counted if r.get("ruleId") == NOT_RENDERED]
+    if unrendered:  # said apart: what was not linted at all is no clean result
+        out += [f"**{len(unrendered)} input{'s' if len(unrendered) != 1 else ''} not linted** (could not be"
+                " rendered; KG009):", ""]
+        for result in unrendered:
+            out.append(f"- {_cell(_where(result, blob))}: {_cell(result.get('message', {}).get('text', ''))}")
+        out.append("")
     if by_rule:
         out += ["| Rule | Severity | Findings |", "| --- | --- | ---: |"]
         ordered = sorted(by_rule.items(), key=lambda item: (_LEVELS.index(item[0][1]) if item[0][1] in _LEVELS
@@ -140,11 +148,7 @@ def summary_markdown(log: dict[str, Any], env: Mapping[str, str], exit_code: int
         ranked = sorted(counted, key=lambda r: _LEVELS.index(r.get("level", "warning"))
                         if r.get("level", "warning") in _LEVELS else 9)
         for result in ranked[:TOP_FINDINGS]:
-            place = (result.get("locations") or [{}])[0].get("physicalLocation", {})
-            uri = place.get("artifactLocation", {}).get("uri", "")
-            line = place.get("region", {}).get("startLine")
-            where = f"{uri}:{line}" if line else uri
-            link = f"[{where}]({blob}{uri}#L{line})" if blob and uri and line else where
+            link = _where(result, blob)
             message = result.get("message", {}).get("text", "")
             out.append(f"| {result.get('level', 'warning')} | {result['ruleId']} | {_cell(link)} |"
                        f" {_cell(message)} |")
@@ -156,6 +160,15 @@ def summary_markdown(log: dict[str, Any], env: Mapping[str, str], exit_code: int
         out.append("Annotations only (`annotations-only: true`): the SARIF log is not offered for upload.")
     out.append("")
     return "\n".join(out)
+
+
+def _where(result: dict[str, Any], blob: str) -> str:
+    """A result's file and line, linked to the commit's blob when the run knows it."""
+    place = (result.get("locations") or [{}])[0].get("physicalLocation", {})
+    uri = place.get("artifactLocation", {}).get("uri", "")
+    line = place.get("region", {}).get("startLine")
+    where = f"{uri}:{line}" if line else uri
+    return f"[{where}]({blob}{uri}#L{line})" if blob and uri and line else where
 
 
 def _cell(text: str) -> str:
@@ -207,8 +220,10 @@ def main(env: Mapping[str, str] | None = None) -> int:
     _append(env.get("GITHUB_OUTPUT"),
             f"sarif-file={inputs.sarif_file if written and not inputs.annotations_only else ''}\n"
             f"exit-code={code}\nfindings={len(counted)}\n")
-    if code == 0:
-        print(f"kubegap-lint: no findings; SARIF written to {inputs.sarif_file}")
+    if code == 0:  # clean at the fail threshold; findings below it are still said
+        said = f"{len(counted)} finding{'s' if len(counted) != 1 else ''} below the fail threshold" if counted \
+            else "no findings"
+        print(f"kubegap-lint: {said}; SARIF written to {inputs.sarif_file}")
         return 0
     if code == 1:
         print(f"kubegap-lint: {len(counted)} finding{'s' if len(counted) != 1 else ''}"

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from kubegap_lint.cli.common import EXIT_USAGE, fail, repository_context, resolve_settings, write
+from kubegap_lint.cli.common import EXIT_USAGE, fail, resolve_settings, write
 from kubegap_lint.cli.options import config_options
 
 
@@ -51,18 +51,18 @@ def baseline_create_command(paths: tuple[str, ...], config_file: str | None, no_
     Paths in it are from the git top level, so later runs match it from any folder of the repository."""
     if not paths:
         fail("no input: name files or folders to record, or - for stdin (see --help)")
-    from kubegap_lint.engine.run import Linter
-    from kubegap_lint.input.sources import discover
+    from kubegap_lint.engine.inputs import lint_inputs
     from kubegap_lint.suppress.baseline import baseline_pieces
 
     resolved, catalog = resolve_settings(paths, config_file, no_config, select, ignore, no_baseline=True)
-    settings = resolved.settings
-    sources, errors = discover(paths, settings.exclude)
-    # The findings a partial `lint` run would give: facts from the rest of the work tree.
-    settings.context = repository_context(paths, sources, settings.exclude)
-    result = Linter(settings, catalog=catalog).lint_sources(sources, errors)
-    for error in result.errors:
-        click.echo(f"kubegap-lint: {error.display()}", err=True)
+    # What `lint PATHS` reads, read the same way (engine/inputs.py): charts rendered, the facts of
+    # the rest of the work tree, and KG009 for a chart that cannot be rendered.
+    with lint_inputs(paths, resolved.settings, catalog) as inputs:
+        result = inputs.linter.lint_sources(inputs.sources, inputs.errors)
+    from kubegap_lint.report.sanitize import safe_text
+
+    for error in result.errors:  # one line each, whatever the path holds
+        click.echo(f"kubegap-lint: {safe_text(error.display())}", err=True)
     write(baseline_pieces(result.iter_findings()), output)
     sys.exit(EXIT_USAGE if result.errors else 0)
 

@@ -13,7 +13,11 @@ EXIT_USAGE = 2
 
 
 def fail(message: str) -> NoReturn:
-    click.echo(f"kubegap-lint: {message}", err=True)
+    """One line on stderr and exit 2; controls and line breaks in the message (an argument
+    `x\n::error::y`) are escaped: no line of ours starts with a workflow command."""
+    from kubegap_lint.report.sanitize import safe_text
+
+    click.echo(f"kubegap-lint: {safe_text(message)}", err=True)
     sys.exit(EXIT_USAGE)
 
 
@@ -108,12 +112,13 @@ def input_is_empty(result: Any) -> bool:
     return not result.errors and stats.documents == stats.empty_documents
 
 
-def report_and_exit(result: Any, linter: Any, fmt: str, output: str | None, no_colour: bool,
+def report_and_exit(result: Any, linter: Any, fmt: Any, output: str | None, no_colour: bool,
                     show_suppressed: bool, sarif_root: str | None, sarif_category: str | None,
                     choices: Any = None) -> NoReturn:
-    """Print the input errors, write the report in the chosen format, exit with the run's code.
+    """Print the input errors, write the report in each chosen format, exit with the run's code.
 
-    With --output the summary line goes to stderr (the terminal is never left silent); with
+    `fmt` is a format's name or the (name, file or None) pairs of --format. When no report goes
+    to standard output the summary line goes to stderr (the terminal is never left silent); with
     --quiet there is none; --exit-zero turns exit code 1 into 0 (2 stays 2)."""
     from kubegap_lint.cli.options import OutputChoices
     from kubegap_lint.report.formats import ReportOptions, render
@@ -125,37 +130,39 @@ def report_and_exit(result: Any, linter: Any, fmt: str, output: str | None, no_c
     if not choices.allow_empty and input_is_empty(result):
         fail("the input holds no YAML document (an empty stdin, e.g. from a `helm template` that"
              " failed, or no manifest in the named folders); pass --allow-empty to accept that")
-    if choices.statistics and fmt != "text":
-        fail(f"--statistics is for the text format, not {fmt}")
-    options = ReportOptions(colour=not output and colour_wanted(no_colour, sys.stdout),
-                            show_suppressed=show_suppressed, params=linter.params,
-                            sarif_root=sarif_root, sarif_category=sarif_category,
-                            summary=not choices.quiet, estimates=choices.estimate and not choices.quiet,
-                            statistics=choices.statistics)
-    report = render(fmt, result, options)
-    for warning in report.warnings:
-        click.echo(f"kubegap-lint: {warning}", err=True)
-    write(report.pieces, output)
-    if output and not choices.quiet:
+    specs = report_targets([(fmt, None)] if isinstance(fmt, str) else list(fmt), output)
+    if choices.statistics and any(name != "text" for name, _ in specs):
+        fail(f"--statistics is for the text format, not {next(n for n, _ in specs if n != 'text')}")
+    for name, target in specs:  # one lint, each report written from the same result
+        options = ReportOptions(colour=not target and colour_wanted(no_colour, sys.stdout),
+                                show_suppressed=show_suppressed, params=linter.params,
+                                sarif_root=sarif_root, sarif_category=sarif_category,
+                                summary=not choices.quiet, estimates=choices.estimate and not choices.quiet and not choices.statistics,
+                                statistics=choices.statistics)
+        report = render(name, result, options)
+        for warning in report.warnings:
+            click.echo(f"kubegap-lint: {warning}", err=True)
+        write(report.pieces, target)
+    files = [target for _, target in specs if target]
+    if len(files) == len(specs) and not choices.quiet:
         from kubegap_lint.report.text import summary_line
 
-        click.echo(f"{summary_line(result)}; report written to {safe_text(output)}", err=True)
+        shown = ", ".join(safe_text(f) for f in files)
+        click.echo(f"{summary_line(result)}; report{'s' if len(files) > 1 else ''} written to {shown}", err=True)
     code = result.exit_code(linter.settings.fail_on)
     sys.exit(0 if code == 1 and choices.exit_zero else code)
 
 
-def repository_context(paths: tuple[str, ...], sources: list[Any], excludes: list[str]) -> Any:
-    """The facts of the rest of the git work tree for a partial run (workloads/repofacts.py);
-    a chart's files are not manifests until rendered, so they give none."""
-    from kubegap_lint.helm.render import chart_root
-    from kubegap_lint.workloads.repofacts import repository_context
+def report_targets(specs: list[tuple[str, str | None]], output: str | None) -> list[tuple[str, str | None]]:
+    """Each format and where it goes (a file, or None for standard output): a format without
+    its own file goes to --output, else to standard output; two reports in one place is an error."""
+    targets = [(name, path or output) for name, path in specs]
+    seen: dict[str | None, str] = {}
+    for name, target in targets:
+        if target in seen:
+            where = f"the file {target}" if target else "standard output"
+            fail(f"--format {seen[target]} and --format {name} would both write to {where}:"
+                 f" give one its own file (--format {name}:FILE)")
+        seen[target] = name
+    return targets
 
-    in_chart: dict[str, bool] = {}  # by folder: a file's chart is its folder's (the tree's files share few)
-
-    def skip(path: str) -> bool:
-        folder = os.path.dirname(os.path.abspath(path))
-        if folder not in in_chart:
-            in_chart[folder] = chart_root(path) is not None
-        return in_chart[folder]
-
-    return repository_context(paths, sources, excludes, skip)

@@ -28,6 +28,10 @@ from kubegap_lint.cli.options import OutputChoices, config_options, output_optio
               help="A value kept a string (repeatable).")
 @click.option("--set-file", "set_files", multiple=True, metavar="K=PATH",
               help="A value read from a file (repeatable).")
+@click.option("--set-json", "set_jsons", multiple=True, metavar="K=JSON",
+              help="A JSON value, or a JSON object of values (repeatable).")
+@click.option("--set-literal", "set_literals", multiple=True, metavar="K=V",
+              help="A value taken as it is, commas and braces included (repeatable).")
 @click.option("--release", metavar="NAME", help="Release name [default: release-name, as helm template].")
 @click.option("--namespace", "-n", metavar="NS", help="Release namespace [default: default].")
 @click.option("--kube-version", metavar="VERSION", help="Kubernetes version for .Capabilities (e.g. v1.30.0).")
@@ -43,30 +47,42 @@ from kubegap_lint.cli.options import OutputChoices, config_options, output_optio
               help="CHARTS are files (as pre-commit passes them): lint each chart they belong to once.")
 @click.option("--allow-missing-helm", is_flag=True,
               help="Pass (exit 0, with a note) instead of failing when Helm is not available.")
+@click.option("--baseline", type=click.Path(dir_okay=False),
+              help="Suppress the findings recorded in this baseline file (as for lint).")
+@click.option("--no-baseline", is_flag=True, help="Ignore the configured baseline.")
+@click.option("--repo-facts/--no-repo-facts", default=True, show_default=True,
+              help="Read the cross-resource facts (PDBs, ConfigMaps, PVCs, DRA claims) of the rest of the"
+                   " git work tree, as lint does.")
 @report_options
 @config_options
 @output_options
 def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[str, ...],
                  set_strings: tuple[str, ...], set_files: tuple[str, ...],
+                 set_jsons: tuple[str, ...], set_literals: tuple[str, ...],
                  release: str | None, namespace: str | None, kube_version: str | None,
                  api_versions: tuple[str, ...], include_crds: bool, helm_path: str | None,
                  keep_rendered: str | None, from_files: bool,
-                 allow_missing_helm: bool, fmt: str, output: str | None, fail_on: str | None,
+                 allow_missing_helm: bool, fmt: tuple[tuple[str, str | None], ...], output: str | None, fail_on: str | None,
                  select: tuple[str, ...], ignore: tuple[str, ...], no_colour: bool,
                  config_file: str | None = None, no_config: bool = False, sarif_root: str | None = None,
-                 sarif_category: str | None = None, choices: OutputChoices | None = None) -> None:
+                 sarif_category: str | None = None, choices: OutputChoices | None = None,
+                 baseline: str | None = None, no_baseline: bool = False, repo_facts: bool = True) -> None:
     """Render CHART as `helm template` does and lint the output; findings point at the templates."""
     from kubegap_lint.helm.render import (
         HelmError,
         HelmMissing,
+        NotLinted,
         RenderOptions,
         charts_of,
         configured,
         find_helm,
+        note_line,
         render,
         shown_name,
     )
     from kubegap_lint.helm.sdk import engine
+
+    choices = choices or OutputChoices()
     from kubegap_lint.helm.sdk import render as render_in_process
 
     if from_files:
@@ -91,14 +107,24 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
 
     from kubegap_lint.core.model import InputError
     from kubegap_lint.engine.run import Linter
+    from kubegap_lint.helm.dependencies import MissingSubchart
 
     # The configuration is found from the first chart's folder, as for `lint` (docs/configuration.md).
-    resolved, catalog = resolve_settings(tuple(chosen), config_file, no_config, select, ignore, fail_on)
+    resolved, catalog = resolve_settings(tuple(chosen), config_file, no_config, select, ignore, fail_on,
+                                         baseline, no_baseline)
     settings = resolved.settings
+    if repo_facts:  # the PDBs, ConfigMaps and claims around the chart, as `lint` reads them
+        from kubegap_lint.engine.inputs import repository_context
+
+        settings.context = repository_context(tuple(c for c in chosen if os.path.exists(c)), [], settings.exclude)
     options = RenderOptions(list(values), list(sets), release, namespace, list(set_strings), list(set_files),
-                            kube_version, list(api_versions), include_crds)
+                            kube_version, list(api_versions), include_crds, list(set_jsons), list(set_literals))
     # Render flags on the command line win; without any, the configuration's `charts:` entries.
-    flags = any((values, sets, set_strings, set_files, release, namespace, kube_version, api_versions, include_crds))
+    flags = any((values, sets, set_strings, set_files, set_jsons, set_literals, release, namespace, kube_version,
+                 api_versions, include_crds))
+    from contextlib import ExitStack
+
+    from kubegap_lint.helm.chartcopy import chart_to_render
     from kubegap_lint.helm.marked import exact_lines
 
     rendered: list[tuple[str, str]] = []
@@ -106,19 +132,34 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     errors: list[InputError] = []
     for chart in chosen:
         runs = [(options, None)] if flags else configured(chart, settings.charts)
-        for chart_options, entry in runs:
-            try:
-                text = render(helm, chart, chart_options) if helm else render_in_process(chart, chart_options)
-                shown = (_kept(keep_rendered, chart, text, rendered) if keep_rendered
-                         else shown_name(chart, entry, len(runs)))
-                rendered.append((shown, text))
-                if not helm:  # the tool renders: it can learn the exact template lines
-                    places[shown] = exact_lines(chart, chart_options, text)
-            except HelmMissing as exc:
-                fail(str(exc))
-            except HelmError as exc:
-                where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
-                errors.append(InputError(chart, f"{where}{exc}"))
+        with ExitStack() as kept:
+            try:  # the engine renders a checked copy (chartcopy.py); a named helm binary, the chart
+                folder, refused = (chart, []) if helm else kept.enter_context(chart_to_render(chart))
+            except OSError as exc:
+                errors.append(InputError(chart, f"cannot be rendered: {exc}"))
+                continue
+            errors.extend(refused)
+            for chart_options, entry in runs:
+                try:
+                    missing: list[MissingSubchart] = []
+                    text = (render(helm, folder, chart_options) if helm
+                            else render_in_process(folder, chart_options, missing))
+                    # a subchart left out is said where Chart.yaml declares it; the rest is linted
+                    errors.extend(InputError(m.path.replace(folder, chart), m.message(chart), m.line) for m in missing)
+                    shown = (_kept(keep_rendered, chart, text, rendered) if keep_rendered
+                             else shown_name(chart, entry, len(runs)))
+                    rendered.append((shown, text))
+                    if not helm:  # the tool renders: it can learn the exact template lines
+                        places[shown] = exact_lines(folder, chart_options, text, chart)
+                except NotLinted as exc:
+                    click.echo(note_line(chart, exc), err=True)
+                    choices.allow_empty = True  # the note says why nothing was read
+                except HelmMissing as exc:
+                    fail(str(exc))
+                except HelmError as exc:
+                    where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
+                    errors.append(InputError((exc.path or chart).replace(folder, chart),
+                                             f"{where}{str(exc).replace(folder, chart)}", exc.line))
 
     settings.chart_dirs = [chart for chart in chosen if os.path.isdir(chart)]
     settings.partial = True  # a chart is part of a repository: exemptions without paths are not judged

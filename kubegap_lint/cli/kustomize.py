@@ -21,13 +21,16 @@ from kubegap_lint.cli.options import OutputChoices, config_options, output_optio
 @click.argument("folders", nargs=-1)
 @click.option("--kustomize", "kustomize_path", metavar="PATH", default=None,
               help="Render with this kubectl or kustomize binary [default: kustomize, else kubectl, on PATH].")
+@click.option("--allow-unrendered", is_flag=True,
+              help="Report a kustomization that cannot be rendered (KG009) as a note, not an error.")
 @click.option("--from-files", is_flag=True,
               help="FOLDERS are changed files (as pre-commit passes them): lint every kustomization below"
                    " the repository top that reads one of them.")
 @report_options
 @config_options
 @output_options
-def kustomize_command(folders: tuple[str, ...], kustomize_path: str | None, from_files: bool, fmt: str,
+def kustomize_command(folders: tuple[str, ...], kustomize_path: str | None, allow_unrendered: bool,
+                      from_files: bool, fmt: tuple[tuple[str, str | None], ...],
                       output: str | None, fail_on: str | None, select: tuple[str, ...], ignore: tuple[str, ...],
                       no_colour: bool, config_file: str | None = None, no_config: bool = False,
                       sarif_root: str | None = None, sarif_category: str | None = None,
@@ -53,18 +56,20 @@ def kustomize_command(folders: tuple[str, ...], kustomize_path: str | None, from
         chosen = list(dict.fromkeys(folders))
     from contextlib import ExitStack
 
-    from kubegap_lint.cli.kustomized import rendered
     from kubegap_lint.engine import parallel
+    from kubegap_lint.engine.inputs import allow_unrendered as allow_unrendered_inputs
+    from kubegap_lint.engine.inputs import render_kustomizations
     from kubegap_lint.engine.run import Linter
 
     resolved, catalog = resolve_settings(tuple(chosen), config_file, no_config, select, ignore, fail_on)
     settings = resolved.settings
     settings.partial = True  # a kustomization is part of a repository, as a chart is
+    if allow_unrendered:
+        allow_unrendered_inputs(settings)
     linter = Linter(settings, catalog=catalog)
-    errors: list = []
     choices = choices or OutputChoices()
-    choices.allow_empty = True  # an empty render is said by the summary; a failed one is an error
+    choices.allow_empty = True  # an empty render is said by the summary; a failed one is a KG009
     with ExitStack() as kept:
-        sources = rendered([os.path.abspath(f) for f in chosen], kept, linter, errors, kustomize_path)
-        result = parallel.lint_sources(linter, sources, errors)
+        sources = render_kustomizations([os.path.abspath(f) for f in chosen], kept, linter, kustomize_path)
+        result = parallel.lint_sources(linter, sources, [])
     report_and_exit(result, linter, fmt, output, no_colour, False, sarif_root, sarif_category, choices)

@@ -17,7 +17,7 @@ import sys
 import click
 
 from kubegap_lint import __version__
-from kubegap_lint.cli.common import EXIT_USAGE, fail, report_and_exit, repository_context, resolve_settings
+from kubegap_lint.cli.common import EXIT_USAGE, fail, report_and_exit, resolve_settings
 from kubegap_lint.cli.options import (
     OutputChoices,
     config_options,
@@ -38,6 +38,15 @@ def _parses_as_lint(args: list[str]) -> bool:
     return all(path == "-" or os.path.exists(path) for path in values.get("paths") or ())
 
 
+def _no_such_command(word: str, commands: list[str]) -> None:
+    """A word that is neither a path nor a subcommand but is spelt like one: say which."""
+    import difflib
+
+    close = difflib.get_close_matches(word, [*commands, "lint"], n=1, cutoff=0.75)
+    if close:
+        fail(f"no such file, folder or command '{word}': did you mean `kubegap-lint {close[0]}`?")
+
+
 class _DefaultLintGroup(click.Group):
     """Treat `kubegap-lint PATH...` as `kubegap-lint lint PATH...`, also when PATH is named
     like a subcommand: an existing path wins, unless the rest of the line only makes sense as
@@ -48,12 +57,15 @@ class _DefaultLintGroup(click.Group):
             "kustomize": ("kubegap_lint.cli.kustomize", "kustomize_command"),
             **{name: ("kubegap_lint.cli.commands", attribute) for name, attribute in (
                 ("config", "config_group"), ("baseline", "baseline_group"), ("policies", "policies_group"),
-                ("rules", "rules_command"), ("explain", "explain_command"))}}
+                ("rules", "rules_command"), ("explain", "explain_command"))},
+            "mcp": ("kubegap_lint.cli.serve", "mcp_command"), "server": ("kubegap_lint.cli.serve", "server_command")}
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in ("--version", "--help", "-h", "lint"):
             first = args[0]
             known = first in self.commands or first in self.lazy
+            if not known and not first.startswith("-") and not os.path.exists(first):
+                _no_such_command(first, self.list_commands(ctx))
             if not known or (os.path.exists(first) and _parses_as_lint(args)):
                 args = ["lint", *args]
         return super().parse_args(ctx, args)
@@ -102,25 +114,34 @@ def cli() -> None:
                    " process streams with bounded memory, workers hold the whole input.")
 @click.option("--follow-symlinks-out", is_flag=True,
               help="Read symbolic links to files outside the linted tree (skipped with a note by default).")
+@click.option("--staged", is_flag=True,
+              help="PATHS are a commit's changed files (the pre-commit hook; none is no error): also report"
+                   " the findings its staged changes to PDBs, ConfigMaps, autoscalers or runtimes, deletions"
+                   " included, cause on the repository's other files.")
+@click.option("--allow-unrendered", is_flag=True,
+              help="Report a chart or kustomization that cannot be rendered (KG009) as a note, not an error.")
 @click.option("--kustomize", "kustomize_path", metavar="PATH", default=None,
               help="Render kustomizations with this kubectl or kustomize binary [default: kustomize, else"
                    " kubectl, on PATH].")
 @stdin_filename_option
-def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: str | None,
+def lint_command(paths: tuple[str, ...], fmt: tuple[tuple[str, str | None], ...], output: str | None, fail_on: str | None,
                  config_file: str | None, no_config: bool, select: tuple[str, ...],
                  ignore: tuple[str, ...], baseline: str | None, no_baseline: bool,
                  show_suppressed: bool, no_colour: bool, chart_dirs: tuple[str, ...] = (),
                  skip_chart_templates: bool = False, sarif_root: str | None = None,
                  sarif_category: str | None = None, jobs: int = 1, repo_facts: bool = True,
                  choices: OutputChoices | None = None, stdin_filename: str | None = None,
-                 follow_symlinks_out: bool = False, kustomize_path: str | None = None) -> None:
+                 follow_symlinks_out: bool = False, allow_unrendered: bool = False, staged: bool = False,
+                 kustomize_path: str | None = None) -> None:
     """Lint manifests: files, folders (recursively) and - for stdin. A folder holding a
-    Chart.yaml is a chart: rendered in-process when the Helm engine is installed, else skipped.
-    A folder holding a kustomization.yaml is rendered with kustomize (docs/kustomize.md)."""
-    if not paths:
+    Chart.yaml is a chart: rendered in-process with the Helm engine; one that cannot be
+    rendered (no engine, or a render that fails) is a KG009 finding at its Chart.yaml. A
+    folder holding a kustomization.yaml is rendered with kustomize (docs/kustomize.md)."""
+    if not paths and not staged:
         fail("no input: name files or folders to lint, or - for stdin (see --help)")
-    from kubegap_lint.engine.run import Linter
-    from kubegap_lint.input.sources import discover
+    from kubegap_lint.engine import parallel
+    from kubegap_lint.engine.inputs import allow_unrendered as allow_unrendered_inputs
+    from kubegap_lint.engine.inputs import lint_inputs
 
     choices = choices or OutputChoices()
     stdin_name = stdin_filename
@@ -129,38 +150,24 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
     settings = resolved.settings
     settings.chart_dirs.extend(chart_dirs)
     settings.follow_symlinks_out = follow_symlinks_out
-    sources, errors = discover(paths, settings.exclude, stdin_name, follow_outside=follow_symlinks_out)
-    if repo_facts:
-        settings.context = repository_context(_config_paths(paths, stdin_name), sources, settings.exclude)
-    linter = Linter(settings, catalog=catalog)
-    from kubegap_lint.cli import kustomized
-    from kubegap_lint.engine import parallel
-    from kubegap_lint.helm.render import split_chart_sources
-    from kubegap_lint.kustomize.inputs import split_kustomizations
+    if allow_unrendered:
+        allow_unrendered_inputs(settings)
+    with lint_inputs(paths, settings, catalog, stdin_name=stdin_name, repo_facts=repo_facts,
+                     skip_charts=skip_chart_templates, follow_outside=follow_symlinks_out,
+                     config_paths=_config_paths(paths, stdin_name), kustomize_path=kustomize_path) as inputs:
+        if inputs.charts or inputs.kustomizations:
+            choices.allow_empty = True  # charts or kustomizations were found (rendered, or each a KG009)
+        linter = inputs.linter
+        result = parallel.lint_sources(linter, inputs.sources, inputs.errors, jobs=jobs)
+    if staged:
+        from kubegap_lint.engine.decided import decided_findings
 
-    sources, kustomizations = split_kustomizations(paths, sources)
-    sources, charts = split_chart_sources(sources)
-    if charts or kustomizations:
-        choices.allow_empty = True  # charts or kustomizations were found (rendered, or reported): not empty
-    from contextlib import ExitStack
-
-    with ExitStack() as scratch_kept:  # rendered inputs are kept until the run has read them
-        if kustomizations:
-            sources += kustomized.rendered(kustomizations, scratch_kept, linter, errors, kustomize_path)
-        if charts and not skip_chart_templates:
-            from kubegap_lint.core.model import InputError
-            from kubegap_lint.core.tempdir import scratch_folder
-
-            # Rendered files go to a private folder in the system's temp folder, never the
-            # current one (tempfile's fallback); none usable: each chart is an input error.
-            try:
-                scratch = scratch_kept.enter_context(scratch_folder("charts-"))
-            except OSError as exc:
-                errors.extend(InputError(chart, f"cannot be rendered: {exc}") for chart in charts)
-            else:
-                sources += _rendered_charts(charts, scratch, errors, linter.template_places, settings.charts)
-            settings.chart_dirs.extend(charts)
-        result = parallel.lint_sources(linter, sources, errors, jobs=jobs)
+        caused = decided_findings(paths, settings, catalog)
+        if caused:  # a commit's run is small: its findings are read back whole
+            choices.allow_empty = True
+            kept = list(result.iter_findings())
+            result.baseline = None  # applied to `kept` already
+            result.findings = [*kept, *caused]
     report_and_exit(result, linter, fmt, output, no_colour, show_suppressed, sarif_root, sarif_category,
                     choices)
 
@@ -168,41 +175,6 @@ def lint_command(paths: tuple[str, ...], fmt: str, output: str | None, fail_on: 
 def _config_paths(paths: tuple[str, ...], stdin_name: str | None) -> tuple[str, ...]:
     """The paths the configuration is found from: --stdin-filename stands for -."""
     return tuple(stdin_name if p == "-" and stdin_name else p for p in paths)
-
-
-def _rendered_charts(charts: list[str], scratch: str, errors: list, places: dict, renders: list) -> list:
-    """Each chart rendered in-process, as the configuration's `charts:` entries say or with its
-    default values (a file in `scratch`, read as a source), or, without the Helm engine, none and
-    one note on how to lint them."""
-    from kubegap_lint.core.model import InputError
-    from kubegap_lint.helm.marked import exact_lines
-    from kubegap_lint.helm.render import NEEDS_VALUES_HINT, HelmError, configured, shown_name
-    from kubegap_lint.helm.sdk import available, render
-    from kubegap_lint.input.sources import Source
-
-    if not available():
-        click.echo(f"kubegap-lint: {len(charts)} chart(s) not linted ({', '.join(charts)}): their files are"
-                   " not manifests until rendered; install `kubegap-lint[helm]` to render them here, or run"
-                   " `kubegap-lint helm CHART`", err=True)
-        return []
-    found: list[Source] = []
-    for chart in charts:
-        runs = configured(chart, renders)
-        for options, entry in runs:
-            try:
-                text = render(chart, options)
-            except HelmError as exc:
-                where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
-                hint = NEEDS_VALUES_HINT if entry is None and "missing in charts/" not in str(exc) else ""
-                errors.append(InputError(chart, f"{where}{exc}{hint}"))
-                continue
-            path = os.path.join(scratch, f"{len(found)}.yaml")
-            with open(path, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
-            shown = shown_name(chart, entry, len(runs))
-            places[shown] = exact_lines(chart, options, text)
-            found.append(Source(shown, path))
-    return found
 
 
 def main() -> None:
@@ -220,7 +192,18 @@ def main() -> None:
             gc.enable()
 
 
+def _show_traceback() -> bool:
+    """--show-traceback anywhere on the line (taken off it), or KUBEGAP_LINT_DEBUG=1: an
+    internal error prints its traceback too."""
+    wanted = os.environ.get("KUBEGAP_LINT_DEBUG", "") not in ("", "0")
+    if "--show-traceback" in sys.argv[1:]:
+        sys.argv[1:] = [a for a in sys.argv[1:] if a != "--show-traceback"]
+        wanted = True
+    return wanted
+
+
 def _main() -> None:
+    traceback_wanted = _show_traceback()
     # Names from any input must reach any terminal: what the locale cannot encode (an emoji in
     # a Latin-1 locale, a file name that is not UTF-8) is written as a backslash escape.
     for stream in (sys.stdout, sys.stderr):
@@ -259,6 +242,10 @@ def _main() -> None:
     except SystemExit:
         raise
     except Exception as exc:  # a bug: still one line, with what to report
+        if traceback_wanted:
+            import traceback
+
+            traceback.print_exc()
         click.echo(f"kubegap-lint: internal error: {type(exc).__name__}: {exc}"
                    " (please report this with the input that caused it)", err=True)
         sys.exit(EXIT_USAGE)

@@ -9,7 +9,29 @@ import click
 
 # The report formats (report/formats.py registers a writer for each); kept here as plain names
 # so that building the command line imports no report module.
-FORMAT_NAMES = ["text", "json", "sarif", "github"]
+FORMAT_NAMES = ["text", "json", "sarif", "github", "gitlab", "junit"]
+
+
+class FormatSpec(click.ParamType):
+    """`--format NAME` or `--format NAME:FILE`: a format, and the file it alone is written to
+    (without one: --output, else standard output). Given several times, one lint writes each."""
+
+    name = "format[:file]"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> tuple[str, str | None]:
+        if isinstance(value, tuple):
+            return value
+        name, colon, path = str(value).partition(":")
+        if name not in FORMAT_NAMES:
+            self.fail(f"{name!r} is not one of {', '.join(map(repr, FORMAT_NAMES))}", param, ctx)
+        if colon and not path:
+            self.fail(f"{value!r} names no file after the colon", param, ctx)
+        return name, path or None
+
+    def shell_complete(self, ctx: Any, param: Any, incomplete: str) -> list[Any]:
+        from click.shell_completion import CompletionItem
+
+        return [CompletionItem(name) for name in FORMAT_NAMES if name.startswith(incomplete)]
 
 
 def _apply(command: Any, decorators: list[Callable[[Any], Any]]) -> Any:
@@ -32,8 +54,10 @@ def config_options(command: Any) -> Any:
 def report_options(command: Any) -> Any:
     """--format, --output, --fail-on, --no-color, --sarif-root, --sarif-category."""
     return _apply(command, [
-        click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default="text", show_default=True,
-                     help="Output format (sarif: GitHub code scanning; github: workflow commands)."),
+        click.option("--format", "fmt", type=FormatSpec(), multiple=True, default=["text"], show_default=True,
+                     help="Output format, with an optional file: sarif:FILE (sarif: GitHub code scanning;"
+                          " github: workflow commands; gitlab: GitLab Code Quality; junit: JUnit XML)."
+                          " Repeat it for several reports from one lint."),
         click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE."),
         click.option("--fail-on", type=click.Choice(["error", "warning", "note"]), default=None,
                      help="Lowest severity that makes the exit code 1 [default: warning]."),

@@ -39,10 +39,11 @@ def unknown_functions(policy: Any, known: set[str]) -> list[str]:
 
 def check_policy_dirs(folders: Iterable[str]) -> tuple[list[str], int]:
     """Report lines and the exit code."""
-    from kubegap_lint.catalog.expectations import check_example, example_selection
+    from kubegap_lint.catalog.expectations import check_example, example_paths, example_selection
     from kubegap_lint.catalog.functions import PolicyFunctions
     from kubegap_lint.catalog.policies import load_catalog
     from kubegap_lint.config.settings import Settings
+    from kubegap_lint.engine.inputs import lint_tree
     from kubegap_lint.engine.run import Linter
 
     dirs = [Path(f) for f in folders]
@@ -75,7 +76,7 @@ def check_policy_dirs(folders: Iterable[str]) -> tuple[list[str], int]:
     linters: dict[Any, Any] = {}
     for policy in own:
         folder = Path(policy.path).parent / "examples" / f"{policy.id}-{policy.name}"
-        files = sorted(folder.glob("*.yaml")) if folder.is_dir() else []
+        files = example_paths(folder) if folder.is_dir() else []
         bad = [f for f in files if f.name.startswith("bad")]
         good = [f for f in files if f.name.startswith("good")]
         problems: list[str] = []
@@ -86,7 +87,7 @@ def check_policy_dirs(folders: Iterable[str]) -> tuple[list[str], int]:
         if key not in linters:
             linters[key] = Linter(Settings(select=selection, policy_dirs=dirs), catalog=catalog)
         for path in files:
-            outcome = check_example(path, policy.id, linters[key])
+            outcome = check_example(path, policy.id, linters[key], lint_tree)
             problems += [f"{path}: {problem}" for problem in outcome.problems]
         if problems:
             failed = True

@@ -40,6 +40,8 @@ class ChartRender:
     sets: list[str] = field(default_factory=list)
     set_strings: list[str] = field(default_factory=list)
     set_files: list[str] = field(default_factory=list)  # KEY=PATH
+    set_jsons: list[str] = field(default_factory=list)  # KEY=JSON, or a JSON object
+    set_literals: list[str] = field(default_factory=list)  # KEY=VALUE, taken as it is
     release: str | None = None
     namespace: str | None = None
     kube_version: str | None = None

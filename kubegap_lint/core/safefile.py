@@ -15,22 +15,53 @@ MAX_DATA_FILE_BYTES = 16 * 1024 * 1024  # a policy is a few KB; the incident cat
 MAX_BASELINE_BYTES = 256 * 1024 * 1024  # about two million recorded findings
 
 
-def read_bytes_limited(path: Path | str, limit: int, what: str = "file", display: str | None = None) -> bytes:
-    """The file's bytes; a DataFileError (naming display, else path) when it is not a regular
-    file, is over limit bytes, or cannot be read."""
-    name = display or str(path)
-    # O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer.
+class UnsafeFile(OSError):
+    """A file the run will not read: not a regular file, or over its size bound. An OSError, so
+    that every reader's existing `except OSError` turns it into its own one-line error."""
+
+
+# A file of /proc or /sys reports a size it does not hold and may never end (/proc/self/pagemap)
+# or hold secrets (/proc/self/environ): a regular file there is refused like a device.
+_KERNEL_FOLDERS = ("/proc/", "/sys/")
+
+
+def open_regular(path: Path | str, follow: bool = True) -> int:
+    """A descriptor of a regular file, checked on the open descriptor (no race with a swap):
+    UnsafeFile for a FIFO, device, socket or a file of /proc. O_NONBLOCK: opening a FIFO returns
+    at once instead of waiting for a writer; with follow=False a symbolic link is refused."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise DataFileError([f"{name}: {what} cannot be read: {exc.strerror or exc}"]) from None
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise DataFileError([f"{name}: {what} is not a regular file (FIFO, device or socket)"])
-        if info.st_size > limit:
-            raise DataFileError([f"{name}: {what} is over {limit:,} bytes ({info.st_size:,})"])
+            raise UnsafeFile(0, "not a regular file (FIFO, device or socket)")
+        if _on_proc(fd):
+            raise UnsafeFile(0, "a file of /proc or /sys, not of the repository")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _on_proc(fd: int) -> bool:
+    """The open file is one of /proc or /sys (asked of the descriptor: no symlink can hide it)."""
+    try:
+        where = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # no /proc (not Linux): nothing of it to read either
+        return False
+    return where.startswith(_KERNEL_FOLDERS)
+
+
+def read_regular(path: Path | str, limit: int, follow: bool = True) -> bytes:
+    """The bytes of a regular file of at most limit bytes (checked before and while reading: a
+    file may grow); UnsafeFile otherwise, OSError when it cannot be read."""
+    fd = open_regular(path, follow)
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise UnsafeFile(0, f"over {limit:,} bytes ({size:,})")
         chunks = []
         total = 0
         while True:
@@ -40,12 +71,24 @@ def read_bytes_limited(path: Path | str, limit: int, what: str = "file", display
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:
-                raise DataFileError([f"{name}: {what} is over {limit:,} bytes (it grew while read)"])
+                raise UnsafeFile(0, f"over {limit:,} bytes (it grew while read)")
         return b"".join(chunks)
-    except OSError as exc:
-        raise DataFileError([f"{name}: {what} cannot be read: {exc.strerror or exc}"]) from None
     finally:
         os.close(fd)
+
+
+def read_bytes_limited(path: Path | str, limit: int, what: str = "file", display: str | None = None) -> bytes:
+    """The file's bytes; a DataFileError (naming display, else path) when it is not a regular
+    file, is over limit bytes, or cannot be read."""
+    name = display or str(path)
+    try:
+        return read_regular(path, limit)
+    except UnsafeFile as exc:
+        if "regular" in str(exc.strerror):
+            raise DataFileError([f"{name}: {what} is not a regular file (FIFO, device or socket)"]) from None
+        raise DataFileError([f"{name}: {what} is {exc.strerror}"]) from None
+    except OSError as exc:
+        raise DataFileError([f"{name}: {what} cannot be read: {exc.strerror or exc}"]) from None
 
 
 def read_text_limited(path: Path | str, limit: int | None = None, what: str = "file",

@@ -386,7 +386,7 @@ def fault_finding(fault: InputFault, policy: Policy) -> Finding:
     return Finding(
         rule_id=policy.id,
         rule_name=policy.name,
-        severity=policy.severity,
+        severity=fault.cap if fault.cap is not None and fault.cap.rank < policy.severity.rank else policy.severity,
         message=fault.message,
         location=Location(fault.path, fault.position.line, fault.position.column),
         document_index=fault.document_index,

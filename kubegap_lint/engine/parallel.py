@@ -106,7 +106,8 @@ def _worker(linter: Linter, units: list[_Unit], conn: Any, parent: int) -> None:
         # errors and estimates come out in the order the serial run gives them.
         everything = [item for items, _ in parsed for item in items]
         result = linter.run(ParsedReader(everything), index=index)
-        conn.send(("evaluated", [(result.findings, result.errors, result.workloads, result.estimates)]))
+        conn.send(("evaluated", [(result.findings, result.errors, result.workloads, result.estimates,
+                                  list(result.iter_workloads()))]))
         result.store.close()
     except BaseException as exc:  # report and stop; the parent falls back to one process
         try:
@@ -198,11 +199,17 @@ def lint_paths(linter: Linter, paths: Iterable[str], jobs: int = 0) -> LintResul
 
 
 def _open_source(source: Source) -> IO[bytes]:
+    """A source's bytes: a regular file checked on its open descriptor, or stdin (OSError when
+    it is closed)."""
     if source.fs_path is None:
         import io
 
+        if sys.stdin is None:
+            raise OSError(0, "standard input is closed")
         return io.BytesIO(sys.stdin.buffer.read())
-    return open(source.fs_path, "rb")
+    from kubegap_lint.core.safefile import open_regular
+
+    return open(open_regular(source.fs_path), "rb")
 
 
 def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputError], jobs: int) -> LintResult:
@@ -252,16 +259,19 @@ def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputErro
         policy_errors = []
         workloads = 0
         estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(lambda pair: pair[0])
+        workload_refs: SortedSpill[tuple[int, Any]] = SortedSpill(lambda pair: pair[0])
         for _, conn in workers:
             state, results = conn.recv()
             if state != "evaluated":
                 return _serial(linter, units, errors, stats)
-            for unit_findings, unit_errors, unit_workloads, unit_estimates in results:
+            for unit_findings, unit_errors, unit_workloads, unit_estimates, unit_refs in results:
                 findings.extend(unit_findings)
                 policy_errors.extend(unit_errors)
                 workloads += unit_workloads
                 for found in unit_estimates:  # the workers' shares come in input order
                     estimates.add((len(estimates), found))
+                for ref in unit_refs:
+                    workload_refs.add((len(workload_refs), ref))
     except (EOFError, OSError):  # a worker died (killed, out of memory): do it in one process
         return _serial(linter, units, errors, stats)
     finally:
@@ -270,7 +280,8 @@ def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputErro
             process.join(timeout=5)
             if process.is_alive():
                 process.terminate()
-    return make_result(linter, findings, errors + policy_errors, stats, workloads, [], estimates)
+    findings.extend(linter.unlinted_findings())
+    return make_result(linter, findings, errors + policy_errors, stats, workloads, [], estimates, workload_refs)
 
 
 def _serial(linter: Linter, units: list[_Unit], errors: list[InputError], stats: ReadStats) -> LintResult:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from kubegap_lint.catalog.policies import Catalog, Policy, load_catalog
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.core.errors import DataFileError, KubegapError
-from kubegap_lint.core.model import Finding, InputError, Location, Severity
+from kubegap_lint.core.model import Finding, InputError, Location, ResourceRef, Severity
 from kubegap_lint.core.record import field, record
 from kubegap_lint.input.read import InputFault, ReadStats, Resource
 from kubegap_lint.input.readers import Reader
@@ -59,6 +59,9 @@ class LintResult:
     views: list[WorkloadView] = field(default_factory=list, repr=False)
     estimate_store: SortedSpill[tuple[int, Estimate]] | None = field(default=None, repr=False)
     baseline: tuple[Counter[str], str] | None = None  # applied as the sorted findings are read
+    # Each workload linted, in input order (its resource and place): reports that list the
+    # clean workloads too (JUnit) read it; spilled like the findings.
+    workload_store: SortedSpill[tuple[int, tuple[ResourceRef, Location]]] | None = field(default=None, repr=False)
     _tally: Tally | None = field(default=None, init=False, repr=False)
 
     def iter_findings(self) -> Iterator[Finding]:
@@ -81,6 +84,9 @@ class LintResult:
         store.extend(findings)
         self.store.close()
         self.store, self._tally = store, None
+
+    def iter_workloads(self) -> Iterator[tuple[ResourceRef, Location]]:
+        return (w for _, w in self.workload_store or ())
 
     def iter_estimates(self) -> Iterator[Estimate]:
         return (e for _, e in self.estimate_store or ())
@@ -122,6 +128,12 @@ class LintResult:
         return 0
 
 
+# Rules that say what a run could not lint: on whatever `select` names, as an input error
+# would be (a run that picks its rules still never passes over an input it did not read); off
+# only when ignored. Not listed among the run's rules unless they find something.
+VERDICT_RULES = ("input-not-rendered",)
+
+
 def active_policies(catalog: Catalog, settings: Settings) -> list[Policy]:
     """Apply select, ignore and severity overrides (ids, names, prefixes, globs or tags:
     Catalog.select); unknown keys are errors."""
@@ -150,6 +162,26 @@ def active_policies(catalog: Catalog, settings: Settings) -> list[Policy]:
     return chosen
 
 
+def verdict_policies(catalog: Catalog, settings: Settings, active: list[Policy]) -> list[Policy]:
+    """The verdict rules a selection left out, unless ignored, with their severity overrides."""
+    if not settings.select:
+        return []
+    names = {p.name for p in active}
+    ignored = {p.id for k in settings.ignore for p in catalog.select(k)}
+    found = []
+    for name in VERDICT_RULES:
+        policy = catalog.find(name)
+        if policy is None or policy.name in names or policy.id in ignored:
+            continue
+        for key, severity in settings.severity.items():
+            if any(p.id == policy.id for p in catalog.select(key)):
+                from kubegap_lint.core.record import replace
+
+                policy = replace(policy, severity=severity)
+        found.append(policy)
+    return found
+
+
 def effective_params(catalog: Catalog, settings: Settings) -> dict[str, Any]:
     params = dict(catalog.params)
     params.update(settings.params)
@@ -175,10 +207,14 @@ class Linter:
         if pattern_errors:
             raise DataFileError(pattern_errors)
         self.input_policies = {p.name: p for p in self.policies if p.scope == "input"}
+        self.input_policies.update((p.name, p) for p in verdict_policies(self.catalog, self.settings, self.policies))
         self.workload_policies = [p for p in self.policies if p.scope == "workload"]
         # Template places learned from a marked render (helm/marked.py), by rendered stream and
         # line: set by `kubegap-lint helm` for the charts it renders itself.
         self.template_places: dict[str, dict[int, Any]] = {}
+        # Inputs that could not be rendered (KG009, engine/inputs.py): faults of every run, so
+        # that a run never passes over what it did not lint.
+        self.unlinted: list[InputFault] = []
         # Rendered kustomizations by stream: the folder rendered and each document's origin
         # (kustomize/render.py); set by the commands that render them.
         self.kustomize_roots: dict[str, tuple[str, dict[int, Any]]] = {}
@@ -190,6 +226,17 @@ class Linter:
         if self.settings.context is not None:
             self.settings.context.seed(index)
         return index
+
+    def unlinted_findings(self) -> list[Finding]:
+        """The findings of the inputs that were not rendered, with the configuration's
+        exemptions applied (parallel.py's merge; a serial run takes them as faults)."""
+        from kubegap_lint.engine.evaluate import fault_finding
+
+        policy = self.input_policies.get("input-not-rendered")
+        if policy is None:
+            return []
+        suppressor = Suppressor(self)
+        return [suppressor.apply(fault_finding(fault, policy)) for fault in self.unlinted]
 
     def _interpreter(self) -> Any:
         from kubegap_lint.catalog.functions import PolicyInterpreter
@@ -236,6 +283,9 @@ class Linter:
             stats = ReadStats()
             # An in-memory input costs no more kept parsed; the streaming budget is the default.
             pending = PendingWorkloads(sys.maxsize) if reader.in_memory else PendingWorkloads()
+            if index is None:  # not a worker's share: parallel.py adds them to the merge
+                for fault in self.unlinted:
+                    run.take(fault)
             try:
                 for _, item in reader.read(stats, run.errors):
                     rule = run.take(item)
@@ -269,7 +319,8 @@ def collector_paused() -> Iterator[None]:
 
 def make_result(linter: Linter, findings: SortedSpill[Finding], errors: list[InputError], stats: ReadStats,
                 workloads: int, views: list[WorkloadView],
-                estimates: SortedSpill[tuple[int, Estimate]]) -> LintResult:
+                estimates: SortedSpill[tuple[int, Estimate]],
+                workload_refs: SortedSpill[tuple[int, tuple[ResourceRef, Location]]] | None = None) -> LintResult:
     """The one place a LintResult is made (a run's end, and parallel.py's merge of its workers)."""
     baseline = None
     settings = linter.settings
@@ -278,7 +329,7 @@ def make_result(linter: Linter, findings: SortedSpill[Finding], errors: list[Inp
 
         baseline = (load_baseline(settings.baseline), str(settings.baseline))
     return LintResult(findings, errors, stats, workloads, linter.policies, linter.catalog, views, estimates,
-                      baseline)
+                      baseline, workload_refs)
 
 
 def _tally_key(finding: Finding) -> tuple[Severity, bool]:
@@ -332,6 +383,8 @@ class _Run:
         self.faults: SortedSpill[Finding] = SortedSpill(Finding.sort_key)  # matched at the end
         self.findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key, tally=_tally_key)
         self.estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(lambda pair: pair[0])
+        self.workload_refs: SortedSpill[tuple[int, tuple[ResourceRef, Location]]] = SortedSpill(
+            lambda pair: pair[0])
         self.views: list[tuple[int, WorkloadView]] = []
         self.workloads = 0
         self._builder: ViewBuilder | None = None  # made at the first workload (start-up: an input
@@ -405,11 +458,12 @@ class _Run:
                 return
             from kubegap_lint.engine.estimate import estimate
 
+            place = Location(resource.path, resource.start.line, resource.start.column)
             origin = self.origins.origin(resource) if self.origins else None
-            where = Location(resource.path, resource.start.line, resource.start.column)
             if origin is not None:  # a rendered kustomization: the object's document in its base
-                where = self.origins.object_location(resource, origin) or where
-            found = estimate(view, where, resource.ref(), self.linter.params.get("interruption_reference"))
+                place = self.origins.object_location(resource, origin) or place
+            ref = resource.ref()
+            found = estimate(view, place, ref, self.linter.params.get("interruption_reference"))
         except KubegapError:
             raise
         except Exception as exc:  # a bug met by one document: say where, lint the rest
@@ -421,6 +475,7 @@ class _Run:
             ))
             return
         self.workloads += 1
+        self.workload_refs.add((order, (ref, place)))
         if self.keep_views:
             self.views.append((order, view))
         if found is not None:
@@ -467,4 +522,4 @@ class _Run:
         self.findings.extend(self.suppressor.closing_findings())
         self.views.sort(key=lambda pair: pair[0])
         return make_result(self.linter, self.findings, self.errors, stats, self.workloads,
-                           [v for _, v in self.views], self.estimates)
+                           [v for _, v in self.views], self.estimates, self.workload_refs)

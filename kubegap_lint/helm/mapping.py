@@ -74,11 +74,32 @@ class ChartIndex:
         for chart, folder in self.named:
             if chart == name:
                 yield folder
-        if self._below_cwd is None:
-            self._below_cwd = self._walk(os.curdir)
-        for chart, folder in self._below_cwd:
+        for chart, folder in self._searched():
             if chart == name:
                 yield folder
+
+    def _searched(self) -> list[tuple[str, str]]:
+        """The charts below the current folder; none searched from the filesystem's root
+        outside a repository (that would be a crawl of the machine: name --chart-dir)."""
+        if self._below_cwd is None:
+            here = os.path.abspath(os.curdir)
+            from_root = os.path.dirname(here) == here and not os.path.exists(os.path.join(here, ".git"))
+            self._below_cwd = [] if from_root else self._walk(os.curdir)
+        return self._below_cwd
+
+    def ambiguity(self, source: str) -> str | None:
+        """Why the chart a `# Source:` path names is a guess: no --chart-dir holds it, and the
+        nearest charts below the current folder that do are several, equally near."""
+        parts = [p for p in source.replace("\\", "/").split("/") if p]
+        if not parts or any(chart == parts[0] for chart, _ in self.named):
+            return None
+        holding = [folder for chart, folder in self._searched()
+                   if chart == parts[0] and _inside(folder, parts[1:]) is not None]
+        if len(holding) < 2 or holding[0].count(os.sep) != holding[1].count(os.sep):
+            return None  # one, or one nearest: found
+        shown = ", ".join(_display(folder) for folder in holding[:3]) + (", ..." if len(holding) > 3 else "")
+        return (f"chart {parts[0]!r} is ambiguous (equally near: {shown}); the first is assumed:"
+                " name the chart with --chart-dir")
 
     def resolve(self, source: str) -> str | None:
         """The template file a `# Source:` path names, or None when no chart holds it."""
@@ -98,9 +119,11 @@ class ChartIndex:
 
     def template_text(self, path: str) -> str | None:
         if path not in self._templates:
-            try:
-                with open(path, "rb") as handle:
-                    self._templates[path] = handle.read().decode("utf-8", errors="replace")
+            from kubegap_lint.core.safefile import read_regular
+            from kubegap_lint.input.limits import MAX_DOCUMENT_CHARS
+
+            try:  # a regular file, bounded: a template linked to /dev/zero is no template
+                self._templates[path] = read_regular(path, MAX_DOCUMENT_CHARS).decode("utf-8", errors="replace")
             except OSError:
                 self._templates[path] = None
         return self._templates[path]
@@ -243,19 +266,29 @@ class TemplateMapper:
         match = locate(text, finding.resource.kind, rank, count, steps, document, hook,
                        self._defines(path, finding.template))
         if match.path is not None:  # inside the define an include wrote
-            return replace(finding, location=Location(_display(match.path), match.line, match.column),
-                           rendered_location=finding.location, approximate=finding.approximate or match.approximate)
+            return self._guessed(replace(
+                finding, location=Location(_display(match.path), match.line, match.column),
+                rendered_location=finding.location, approximate=finding.approximate or match.approximate))
         if match.approximate and document is not None:
             given = self._values_line(path, finding.template, text, match.line, document, steps)
             if given is not None:
-                return replace(finding, location=Location(_display(given[0]), given[1], given[2]),
-                               rendered_location=finding.location, approximate=finding.approximate)
-        return replace(
+                return self._guessed(replace(finding, location=Location(_display(given[0]), given[1], given[2]),
+                                             rendered_location=finding.location, approximate=finding.approximate))
+        mapped = replace(
             finding,
             location=Location(_display(path), match.line, match.column),
             rendered_location=finding.location,
             approximate=finding.approximate or match.approximate,
         )
+        return self._guessed(mapped)
+
+    def _guessed(self, finding: Finding) -> Finding:
+        """A finding placed in a chart picked among equals: approximate, and says why."""
+        assert self._charts is not None and finding.template is not None
+        why = self._charts.ambiguity(finding.template)
+        if why is None:
+            return finding
+        return replace(finding, approximate=True, message=f"{finding.message} ({why})")
 
     def _defines(self, template: str, source: str) -> Callable[[str], tuple[str, list[str], int] | None]:
         """The defines of the render's charts by name (the top chart's folder and its subcharts

@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kubegap_lint.core.safefile import read_regular
+from kubegap_lint.helm.chartcopy import MAX_FILE_BYTES, copy_chart
 from kubegap_lint.helm.template_lines import CONTROL_WORDS, action_bodies, trimmed_body
 
 if TYPE_CHECKING:
@@ -108,11 +110,13 @@ def _template_files(chart_dir: str) -> Iterator[str]:
                 yield os.path.join(relative, name)
 
 
-def marked_copy(chart_dir: str, scratch: str) -> tuple[str, dict[int, str]]:
-    """A marked copy of a chart folder in `scratch`; the marked files by id (their real paths).
-    Archived subcharts are copied as they are (their files are in no repository)."""
+def marked_copy(chart_dir: str, scratch: str, shown: str | None = None) -> tuple[str, dict[int, str]]:
+    """A marked copy of a chart folder in `scratch`, made as Helm reads the chart (chartcopy.py:
+    no link out of it, `.helmignore` honoured, bounded); the marked files by id, as paths below
+    `shown` (the chart folder findings name), else below chart_dir. Archived subcharts are
+    copied as they are (their files are in no repository)."""
     copy = os.path.join(scratch, os.path.basename(os.path.normpath(chart_dir)) or "chart")
-    shutil.copytree(chart_dir, copy, symlinks=False, ignore=shutil.ignore_patterns(".git"))
+    copy_chart(chart_dir, copy)  # what it refuses, the plain render's copy reported
     files: dict[int, str] = {}
     for number, relative in enumerate(_template_files(copy)):
         target = os.path.join(copy, relative)
@@ -123,7 +127,7 @@ def marked_copy(chart_dir: str, scratch: str) -> tuple[str, dict[int, str]]:
             continue
         with open(target, "w", encoding="utf-8", newline="") as handle:
             handle.write(mark_template(text, number, os.path.basename(relative).startswith("_")))
-        files[number] = os.path.join(chart_dir, relative)
+        files[number] = os.path.join(shown or chart_dir, relative)
     return copy, files
 
 
@@ -184,9 +188,29 @@ def _literal_key(template_line: str, rendered_line: str, key: object) -> bool:
     (`resources: {{- toYaml ... }}`): the key's own line, though the action's output follows."""
     if not isinstance(key, str):
         return False
-    literal = re.match(r"^\s*(?:-\s+)*([^\s{#:'\"][^{#:]*?)\s*:\s*\{\{", template_line)
-    shown = re.match(r"^\s*(?:-\s+)*([^\s#:'\"][^#:]*?)\s*:(?:\s|$)", rendered_line)
-    return bool(literal and shown and literal.group(1) == key == shown.group(1))
+    literal = _line_key(template_line, "{#:")
+    shown = _line_key(rendered_line, "#:")
+    return (literal is not None and shown is not None and literal[0] == key == shown[0]
+            and literal[1].lstrip().startswith("{{") and (not shown[1] or shown[1][0].isspace()))
+
+
+def _line_key(line: str, stops: str) -> tuple[str, str] | None:
+    """(key, the text after its `:`) of a line `  - - key: ...`, the key ending before the first
+    of `stops`; None when there is none. A scan, not a regular expression: the expression it
+    replaces backtracked over every way to split a long run of `- ` (quadratic: 65 s for 80 KB)."""
+    start = len(line) - len(line.lstrip())
+    while line.startswith("-", start) and line[start + 1:start + 2].isspace():  # each item's `- `
+        start += 2
+        while line[start:start + 1].isspace():
+            start += 1
+    rest = line[start:]
+    end = next((index for index, char in enumerate(rest) if char in stops), len(rest))
+    if end == len(rest) or rest[end] != ":":
+        return None
+    key = rest[:end].rstrip()
+    if not key or key[0].isspace() or key[0] in "'\"" or key[0] in stops:
+        return None
+    return key, rest[end + 1:]
 
 
 def positions(plain_text: str, marked_text: str, files: dict[int, str],
@@ -201,18 +225,19 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str],
 
     plain, marked = resources("plain", plain_text), resources("marked", marked_text)
     if [(r.document_index, r.kind, r.helm_source) for r in plain] != \
-            [(r.document_index, r.kind, r.helm_source) for r in marked]:
-        return {}
+            [(r.document_index, r.kind, r.helm_source) for r in marked] or not plain:
+        return {}  # nothing to align (every document a fault: too deep, too large) or no match
     plain_lines = plain_text.split("\n")
     marked_lines = marked_text.split("\n")
+    if not marked:
+        return {}  # nothing rendered: nothing to place
     ends = [r.start.line for r in marked[1:]] + [len(marked_lines) + 1]
     texts: dict[str, list[str]] = {}
 
     def text_of(path: str) -> list[str]:
         if path not in texts:
-            try:
-                with open(path, encoding="utf-8") as handle:
-                    texts[path] = handle.read().split("\n")
+            try:  # a regular file, bounded (the chart's file may have changed since it was copied)
+                texts[path] = read_regular(path, MAX_FILE_BYTES).decode("utf-8").split("\n")
             except (OSError, UnicodeDecodeError):
                 texts[path] = []
         return texts[path]
@@ -256,9 +281,10 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str],
     return table
 
 
-def exact_lines(chart: str, options: RenderOptions, plain_text: str) -> dict[int, Place]:
-    """Template places by rendered line for a chart folder rendered in-process; {} when the
-    chart cannot be marked (an archive, a marked render that fails or disagrees)."""
+def exact_lines(chart: str, options: RenderOptions, plain_text: str, shown: str | None = None) -> dict[int, Place]:
+    """Template places by rendered line for a chart folder rendered in-process (`chart` may be
+    its checked copy, `shown` then the folder findings name); {} when the chart cannot be
+    marked (an archive, a marked render that fails or disagrees)."""
     from kubegap_lint.core.tempdir import scratch_folder
     from kubegap_lint.helm.render import HelmError
     from kubegap_lint.helm.sdk import render, set_values
@@ -268,9 +294,9 @@ def exact_lines(chart: str, options: RenderOptions, plain_text: str) -> dict[int
         return {}
     try:
         with scratch_folder("marked-") as scratch:
-            copy, files = marked_copy(chart, scratch)  # archived subcharts stay as they are: unmarked
+            copy, files = marked_copy(chart, scratch, shown)  # archived subcharts stay as they are: unmarked
             marked_text = render(copy, options)
-            values = ValuesIndex(chart, options, set_values(options))
+            values = ValuesIndex(shown or chart, options, set_values(options))
     except (HelmError, OSError, shutil.Error):
         return {}
     return positions(plain_text, marked_text, files, values)

@@ -20,11 +20,28 @@ if TYPE_CHECKING:
 
 
 class HelmError(KubegapError):
-    """helm is missing or failed: one line that says what to do."""
+    """helm is missing or failed: one line that says what to do; `path` and `line` name the
+    chart's own line at fault when there is one (Chart.yaml's `kubeVersion:`)."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
 
 
 class HelmMissing(HelmError):
     pass
+
+
+class NotLinted(KubegapError):
+    """A chart that rendered, or needs no render, and holds nothing to lint (a library chart, a
+    render with no Kubernetes object): a note, never an error. Its own class so that the
+    "not linted" reporting of charts can take it over in one place."""
+
+
+def note_line(chart: str, note: NotLinted) -> str:
+    """The note as the commands print it."""
+    return f"kubegap-lint: note: {chart}: {note}"
 
 
 @record
@@ -38,6 +55,8 @@ class RenderOptions:
     kube_version: str | None = None
     api_versions: list[str] = field(default_factory=list)
     include_crds: bool = False
+    set_jsons: list[str] = field(default_factory=list)  # --set-json k=JSON (or a JSON object)
+    set_literals: list[str] = field(default_factory=list)  # --set-literal k=text, taken as it is
 
 
 def configured(chart: str, renders: list[ChartRender]) -> list[tuple[RenderOptions, ChartRender | None]]:
@@ -45,7 +64,8 @@ def configured(chart: str, renders: list[ChartRender]) -> list[tuple[RenderOptio
     else once with its defaults."""
     real = os.path.realpath(chart)
     chosen: list[tuple[RenderOptions, ChartRender | None]] = [(RenderOptions(list(r.values), list(r.sets), r.release, r.namespace, list(r.set_strings),
-                             list(r.set_files), r.kube_version, list(r.api_versions), r.include_crds), r)
+                             list(r.set_files), r.kube_version, list(r.api_versions), r.include_crds,
+                             list(r.set_jsons), list(r.set_literals)), r)
               for r in renders if os.path.realpath(r.chart) == real]
     return chosen or [(RenderOptions(), None)]
 
@@ -88,8 +108,9 @@ def template_command(helm: str, chart: str, options: RenderOptions) -> list[str]
         command += ["--namespace", options.namespace]
     for path in options.values:
         command += ["--values", path]
-    for flag, assignments in (("--set", options.sets), ("--set-string", options.set_strings),
-                              ("--set-file", options.set_files)):
+    for flag, assignments in (("--set-json", options.set_jsons), ("--set", options.sets),
+                              ("--set-string", options.set_strings), ("--set-file", options.set_files),
+                              ("--set-literal", options.set_literals)):
         for assignment in assignments:
             command += [flag, assignment]
     if options.kube_version:

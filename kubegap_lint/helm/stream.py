@@ -60,6 +60,8 @@ def _head(content: str, source: str) -> tuple[str, bool]:
     reader.allow_duplicate_keys = True  # helm reads the head leniently; the linter reports repeats
     try:
         data: Any = reader.load(content)
+    except RecursionError:  # nested past the parser's stack: the linter reports the depth (KG007)
+        return _head_by_lines(content)
     except YAMLError as exc:
         problem = str(getattr(exc, "problem", "") or exc).splitlines()[0]
         raise StreamError(f"YAML parse error on {source}: {problem}") from None
@@ -70,6 +72,12 @@ def _head(content: str, source: str) -> tuple[str, bool]:
     annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
     hook = isinstance(annotations, dict) and HOOK_ANNOTATION in annotations
     return (kind if isinstance(kind, str) else ""), hook
+
+
+def _head_by_lines(content: str) -> tuple[str, bool]:
+    """The kind and hook of a document too deep to parse, from its top-level `kind:` line."""
+    kind = next((m.group(1) for m in re.finditer(r"^kind:[ \t]*['\"]?([A-Za-z0-9]+)", content, re.M)), "")
+    return kind, HOOK_ANNOTATION in content
 
 
 def is_rendered_manifest(path: str) -> bool:

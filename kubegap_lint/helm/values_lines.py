@@ -128,11 +128,11 @@ def _load(path: str) -> Any:
     no places (its content keeps the action line), never an error."""
     from ruamel.yaml import YAML
 
+    from kubegap_lint.core.safefile import read_regular
     from kubegap_lint.input.limits import MAX_DOCUMENT_CHARS, may_be_too_deep
 
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read(MAX_DOCUMENT_CHARS + 1)
+    try:  # a regular file only (a FIFO would hang, /dev/zero never end), read bounded
+        text = read_regular(path, 4 * MAX_DOCUMENT_CHARS).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     if len(text) > MAX_DOCUMENT_CHARS or may_be_too_deep(text):

@@ -98,3 +98,22 @@ def work_tree_files(top: str) -> list[str]:
         return []
     names = {name.decode("utf-8", "surrogateescape") for name in out.split(b"\0") if name}
     return sorted(names)
+
+
+def relative_to_top(path: str, top: str) -> str | None:
+    """`path` relative to `top` with forward slashes, or None when it is not below it."""
+    real = os.path.realpath(path)
+    if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
+        return None
+    return os.path.relpath(real, top).replace(os.sep, "/")
+
+
+def staged_deletions(top: str) -> list[str]:
+    """The files the next commit deletes (staged), relative to `top`, sorted; [] when git cannot say."""
+    out = _git(top, "diff", "--cached", "--name-only", "--diff-filter=D", "-z", "--no-renames")
+    return sorted(n.decode("utf-8", "surrogateescape") for n in out.split(b"\0") if n) if out else []
+
+
+def committed_bytes(top: str, name: str) -> bytes | None:
+    """The file as the last commit holds it (HEAD), or None (new, or no commit yet)."""
+    return _git(top, "cat-file", "blob", f"HEAD:{name}")

@@ -11,8 +11,9 @@ import bisect
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from kubegap_lint.core.model import Position, ResourceRef
+from kubegap_lint.core.model import Position, ResourceRef, Severity
 from kubegap_lint.core.record import field, record
+from kubegap_lint.input.judged import looks_kubernetes, reported
 from kubegap_lint.input.limits import MAX_DOCUMENT_CHARS
 from kubegap_lint.input.parse import KeyPath, PositionIndex, parse_chunk
 from kubegap_lint.input.scan import Chunk, split_documents, split_texts
@@ -105,6 +106,8 @@ class InputFault:
     position: Position
     document_index: int | None = None
     helm_source: str | None = None
+    # At most this severity, whatever the rule's (a subchart not vendored is a note by nature).
+    cap: Severity | None = None
 
 
 @record
@@ -189,6 +192,9 @@ def read_chunk(path: str, chunk: Chunk, stats: ReadStats, bad: list[int]) -> Ite
         )
         return
     if chunk.template_line is not None:
+        if not looks_kubernetes(chunk.text):  # a template of something else (judged.py)
+            stats.non_kubernetes_documents += 1
+            return
         yield InputFault(
             "unrendered-template",
             "this document holds Go-template text ({{ ... }}); render the chart with"
@@ -197,16 +203,20 @@ def read_chunk(path: str, chunk: Chunk, stats: ReadStats, bad: list[int]) -> Ite
         )
         return
     parsed = parse_chunk(chunk)
-    for problem in parsed.problems:
+    data = parsed.data
+    kubernetes = data is not None and is_kubernetes_object(data)
+    problems = [p for p in parsed.problems if reported(p.rule, path, chunk.text, data, kubernetes)]
+    for problem in problems:
         yield InputFault(
             problem.rule, problem.message, path, problem.position, chunk.index, chunk.helm_source
         )
-    data = parsed.data
     if data is None:
         if not parsed.problems:
             stats.empty_documents += 1
+        elif not problems:  # only faults of something that is not Kubernetes (judged.py)
+            stats.non_kubernetes_documents += 1
         return
-    if not is_kubernetes_object(data):
+    if not kubernetes:
         stats.non_kubernetes_documents += 1
         return
     items = _list_items(data)

@@ -58,12 +58,11 @@ class SourceReader:
 
     def _read_source(self, source: Source, stats: ReadStats, errors: list[InputError]) -> Iterator[Item]:
         """The items of one source as they are read; an OS error becomes an input error."""
-        import sys
 
         from kubegap_lint.input.stream import source_texts
 
         try:
-            handle: IO[bytes] = sys.stdin.buffer if source.fs_path is None else open(source.fs_path, "rb")
+            handle: IO[bytes] = _stdin() if source.fs_path is None else _open_regular(source.fs_path)
         except OSError as exc:
             errors.append(InputError(source.display, f"cannot be read: {exc.strerror or exc}"))
             return
@@ -76,6 +75,23 @@ class SourceReader:
         finally:
             if source.fs_path is not None:
                 handle.close()
+
+
+def _stdin() -> IO[bytes]:
+    """Standard input's bytes; an OSError when it is closed (`kubegap-lint - <&-`)."""
+    import sys
+
+    if sys.stdin is None or not hasattr(sys.stdin, "buffer"):
+        raise OSError(0, "standard input is closed")
+    return sys.stdin.buffer
+
+
+def _open_regular(path: str) -> IO[bytes]:
+    """The file, checked on its open descriptor: discovery saw a regular file, but the path may
+    have become a FIFO or `/dev/zero` since (UnsafeFile, an OSError)."""
+    from kubegap_lint.core.safefile import open_regular
+
+    return open(open_regular(path), "rb")
 
 
 class _InMemory:

@@ -59,6 +59,17 @@ class Chunk:
         self.too_large = too_large
 
 
+def _inherit(closed: Chunk, inherited: str | None) -> str | None:
+    """The source the next document takes when it names none. Helm prints `---`, `# Source:`,
+    then the document as its template wrote it; a section that rendered empty but for its own
+    `---` (`---` then `{{- if false }}...{{ end }}` then `---`) leaves the `# Source:` as an
+    empty document, and the next document, the section that follows in the same template,
+    without one."""
+    if closed.has_content:
+        return None
+    return closed.helm_source or inherited
+
+
 def _is_marker(line: str, marker: str) -> bool:
     return line.startswith(marker) and (len(line) == 3 or line[3] in " \t\r\n")
 
@@ -78,6 +89,7 @@ def split_documents(lines: Iterable[str], max_chars: int | None = None) -> Itera
     after_directive = False
     line_no = 0
     size = 0
+    inherited: str | None = None  # the `# Source:` of empty documents just before (_inherit)
 
     for line in lines:
         if chunk.has_content and line[:1] not in _MARKER_STARTS:
@@ -103,6 +115,7 @@ def split_documents(lines: Iterable[str], max_chars: int | None = None) -> Itera
                 chunk.explicit_start = True
             elif chunk.has_content or chunk.explicit_start:
                 chunk.text = "".join(parts)
+                inherited = _inherit(chunk, inherited)
                 yield chunk
                 chunk = Chunk(index=chunk.index + 1, first_line=line_no, explicit_start=True)
                 parts = []
@@ -125,6 +138,8 @@ def split_documents(lines: Iterable[str], max_chars: int | None = None) -> Itera
         elif stripped and not line.startswith("%"):
             if not (_is_marker(line, "---") or _is_marker(line, "...")) or len(stripped) > 3:
                 chunk.has_content = True
+                if chunk.helm_source is None:
+                    chunk.helm_source = inherited
         if "#" in line and DIRECTIVE_MARK in line:
             _collect_directive(chunk, line, line_no)
         if chunk.template_line is None and "{{" in line and _TEMPLATE_RE.search(line):
@@ -166,7 +181,7 @@ def split_texts(texts: Iterable[str], max_chars: int | None = None) -> Iterator[
 class _Scan:
     """The state of one stream's scan: the document being read, and the documents done."""
 
-    __slots__ = ("chunk", "parts", "after_directive", "line_no", "size", "max_chars", "done")
+    __slots__ = ("chunk", "parts", "after_directive", "line_no", "size", "max_chars", "done", "inherited")
 
     def __init__(self, max_chars: int) -> None:
         self.chunk = Chunk(index=0, first_line=0)
@@ -176,6 +191,7 @@ class _Scan:
         self.size = 0  # characters of the current document so far
         self.max_chars = max_chars
         self.done: list[Chunk] = []
+        self.inherited: str | None = None  # the `# Source:` of empty documents just before (_inherit)
 
     def finish(self) -> list[Chunk]:
         chunk = self.chunk
@@ -214,6 +230,7 @@ class _Scan:
                 chunk.explicit_start = True
             elif chunk.has_content or chunk.explicit_start:
                 chunk.text = "".join(self.parts)
+                self.inherited = _inherit(chunk, self.inherited)
                 self.done.append(chunk)
                 chunk = self.chunk = Chunk(index=chunk.index + 1, first_line=self.line_no, explicit_start=True)
                 self.parts = []
@@ -232,6 +249,8 @@ class _Scan:
         elif stripped and not line.startswith("%"):
             if not (_is_marker(line, "---") or _is_marker(line, "...")) or len(stripped) > 3:
                 chunk.has_content = True
+                if chunk.helm_source is None:
+                    chunk.helm_source = self.inherited
         if "#" in line and DIRECTIVE_MARK in line:
             _collect_directive(chunk, line, line_no)
         if chunk.template_line is None and "{{" in line and _TEMPLATE_RE.search(line):

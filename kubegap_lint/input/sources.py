@@ -35,8 +35,12 @@ class Source:
 
     def read_bytes(self) -> bytes:
         if self.fs_path is None:
+            if sys.stdin is None:  # `kubegap-lint - <&-`
+                raise OSError(0, "standard input is closed")
             return sys.stdin.buffer.read()
-        with open(self.fs_path, "rb") as handle:
+        from kubegap_lint.core.safefile import open_regular
+
+        with open(open_regular(self.fs_path), "rb") as handle:  # a regular file, checked once open
             return handle.read()
 
 

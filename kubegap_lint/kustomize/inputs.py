@@ -1,8 +1,8 @@
 """How a run reads kustomize trees: which folders are kustomizations to render (an overlay's
 bases are not linted again on their own unless named; the files a rendered kustomization reads
 are not linted as plain manifests), and rendering them into a scratch folder. What a
-kustomization that cannot be rendered becomes is the caller's `unrendered` (one function:
-cli/kustomized.py).
+kustomization that cannot be rendered becomes is the caller's `unrendered` (a KG009 finding:
+engine/inputs.render_kustomizations).
 """
 
 from __future__ import annotations

@@ -62,11 +62,31 @@ def _github(result: LintResult, options: ReportOptions) -> Report:
     return Report(github_lines(result), [])
 
 
+def _mapper(options: ReportOptions) -> Any:
+    from kubegap_lint.report.sarif_paths import UriMapper, default_root
+
+    return UriMapper(Path(options.sarif_root) if options.sarif_root else default_root())
+
+
+def _gitlab(result: LintResult, options: ReportOptions) -> Report:
+    from kubegap_lint.report.gitlab import gitlab_pieces
+
+    return Report(gitlab_pieces(result, _mapper(options)), [])
+
+
+def _junit(result: LintResult, options: ReportOptions) -> Report:
+    from kubegap_lint.report.junit import junit_pieces
+
+    return Report(junit_pieces(result), [])
+
+
 FORMATS: dict[str, Callable[[LintResult, ReportOptions], Report]] = {
     "text": _text,
     "json": _json,
     "sarif": _sarif,
     "github": _github,
+    "gitlab": _gitlab,
+    "junit": _junit,
 }
 
 

@@ -42,9 +42,13 @@ def escape_invisible(text: str, keep_line_breaks: bool = False) -> str:
 
 
 def no_command(line: str) -> str:
-    """A line that starts with `::` is a GitHub Actions workflow command when a CI log shows
-    it: escape the first colon (a file may be named `::error::x.yaml`)."""
-    return "\\x3a" + line[1:] if line.startswith("::") else line
+    """A line that starts with `::`, after any blanks (the runner strips them), is a GitHub
+    Actions workflow command when a CI log shows it: escape the first colon (a file may be
+    named `::error::x.yaml`)."""
+    body = line.lstrip()
+    if not body.startswith("::"):
+        return line
+    return line[:len(line) - len(body)] + "\\x3a" + body[1:]
 
 
 def sarif_text(text: str) -> str:

@@ -10,6 +10,7 @@ errors as tool execution notifications. Built with sarif-om's classes and writte
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -218,6 +219,10 @@ def _rule(policy: Policy, catalog: Catalog, taxon_index: dict[str, int]) -> Any:
     )
 
 
+# A chart's rendered stream as findings name it (helm/render.py's shown_name).
+_RENDERED_NAME = re.compile(r"<helm template (.+?)(?: \([^()]*:\d+\))?>")
+
+
 class _Builder:
     """Builds results and notifications for one run; knows the root and the source files."""
 
@@ -268,10 +273,16 @@ class _Builder:
         line_hash = self.sources.line_hash(finding.location.path, finding.location.line)
         if line_hash is not None:
             fingerprints[LINE_HASH_KEY] = line_hash
+        place = finding.location
         if uri is None:
-            self.unplaced += 1
             loc = finding.location
             properties["unplacedLocation"] = {"path": loc.path, "line": loc.line, "column": loc.column}
+            fallback = self.fallback(finding)
+            if fallback is None:
+                self.unplaced += 1
+            else:  # GitHub needs a location: the nearest file that stands for the place
+                place, uri = fallback
+                message += f" (at {sarif_text(loc.path)}:{loc.line}:{loc.column})"
         properties.update(self._finding_properties(finding))
         suppressions = None
         if finding.suppression is not None:
@@ -289,12 +300,30 @@ class _Builder:
             rule_index=self.rule_index[finding.rule_id],
             level=finding.severity.value,
             message=sarif(om.Message, text=message),
-            locations=[sarif(om.Location, physical_location=self.physical(finding.location, uri))] if uri else None,
+            locations=[sarif(om.Location, physical_location=self.physical(place, uri))] if uri else None,
             related_locations=related,
             partial_fingerprints=fingerprints,
             suppressions=suppressions,
             properties=properties,
         )
+
+    def fallback(self, finding: Finding) -> tuple[Location, str] | None:
+        """Where a result with no file of its own is shown: the rendered stream's line when the
+        stream was kept in a file under the root, else the chart's Chart.yaml, line 1; None for
+        unnamed stdin (--stdin-filename names it)."""
+        rendered = finding.rendered_location
+        if rendered is not None:
+            rendered_uri = self.mapper.uri(rendered.path)
+            if rendered_uri is not None:
+                return rendered, rendered_uri
+        for path in (finding.location.path, rendered.path if rendered is not None else ""):
+            match = _RENDERED_NAME.fullmatch(path)
+            if match is not None:
+                entry = os.path.join(match.group(1), "Chart.yaml")
+                entry_uri = self.mapper.uri(entry)
+                if entry_uri is not None:
+                    return Location(entry, 1, 1), entry_uri
+        return None
 
     def _finding_properties(self, finding: Finding) -> dict[str, Any]:
         incidents = self.result.catalog.incidents

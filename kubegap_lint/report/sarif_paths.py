@@ -58,8 +58,14 @@ class UriMapper:
 
     def _relative(self, display: str) -> str | None:
         real = self.file_path(display)
-        if real is None or not os.path.isfile(real):  # stdin, `<helm template chart>`, a missing file
+        if real is None or display.startswith("<"):  # stdin, `<helm template chart>`
             return None
+        if not os.path.isfile(real):
+            # A name no file has yet: stdin named by --stdin-filename (pre-commit's staged text,
+            # an editor's buffer) is that file in the repository.
+            if os.path.lexists(real) or "\0" in display:
+                return None
+            real = os.path.join(os.path.realpath(os.path.dirname(real)), os.path.basename(real))
         try:
             relative = Path(real).relative_to(self.root)
         except ValueError:

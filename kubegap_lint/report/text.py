@@ -67,8 +67,8 @@ def estimate_lines(result: LintResult, params: dict[str, Any]) -> Iterator[str]:
 
             yield f"Expected interruptions {basis_text(reference)}:"
         loc = item.location
-        yield safe_text(f"  {loc.path}:{loc.line}:{loc.column}: {item.resource.display()}:"
-                        f" {item.gpus} GPUs: one interruption every {interval_text(item.interval_days)}")
+        yield no_command(safe_text(f"  {loc.path}:{loc.line}:{loc.column}: {item.resource.display()}:"
+                                   f" {item.gpus} GPUs: one interruption every {interval_text(item.interval_days)}"))
 
 
 def statistics_lines(result: LintResult) -> Iterator[str]:

@@ -25,7 +25,8 @@ from kubegap_lint.core.record import record as value_record
 from kubegap_lint.input.sources import MANIFEST_SUFFIXES, Source, _excluded
 from kubegap_lint.workloads.index import FACT_KINDS, InputIndex, fact_records
 
-CACHE_NAME = "repo-facts-v1.json"
+CACHE_NAME = "repo-facts-v2"
+MAX_FACT_FILE_BYTES = 64 * 1024 * 1024  # a manifest read for its facts only
 _KIND_BYTES = tuple(kind.encode() for kind in FACT_KINDS)
 
 
@@ -63,7 +64,7 @@ def repository_context(paths: Iterable[str], sources: list[Source], excludes: li
     # without realpath's lstat of every folder above each of the tree's files.
     linted_files = {_identity(path) for path in linted} - {None}
     context = RepoContext(top)
-    cache = _FactCache()
+    cache = _FactCache(top)
     below = _Below()
     for name in work_tree_files(top):
         if not name.lower().endswith(MANIFEST_SUFFIXES) or any(part.startswith(".") for part in name.split("/")):
@@ -144,33 +145,37 @@ def _plain(value: Any) -> Any:
 
 
 class _FactCache:
-    """digest of a file's bytes -> its records, in one JSON file; a miss reads the file."""
+    """digest of a file's bytes -> its records, kept by the policy cache (catalog/cache.py: a
+    regular file of ours nobody else can write, bounded, under the digest of this tool's code and
+    of its own bytes; a FIFO or an edited file is ignored); a miss reads the file."""
 
-    def __init__(self) -> None:
+    def __init__(self, top: str) -> None:
+        from kubegap_lint.catalog import cache
+        from kubegap_lint.core.datapaths import package_folders
+
+        self.top = top
         from kubegap_lint import __version__
-        from kubegap_lint.catalog.validcache import cache_dir
 
-        folder = cache_dir()
-        self.path = folder / CACHE_NAME if folder is not None else None
-        self.version = __version__
-        self.old: dict[str, Any] = {}
+        try:
+            self.key: str | None = f"{__version__}:{cache.code_digest(tuple(package_folders()))}"
+        except OSError:
+            self.key = None
+        loaded = cache.load(CACHE_NAME, self.key) if self.key is not None else None
+        self.old: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
         self.new: dict[str, list[list[Any]]] = {}
-        if self.path is not None:
-            try:
-                with open(self.path, encoding="utf-8") as handle:
-                    document = json.load(handle)
-                if isinstance(document, dict) and document.get("version") == self.version \
-                        and isinstance(document.get("files"), dict):
-                    self.old = document["files"]
-            except (OSError, ValueError):
-                pass
 
     def records(self, full: str, display: str) -> list[list[Any]]:
         import hashlib
 
+        from kubegap_lint.core.safefile import read_regular
+
+        # A regular file inside the work tree, bounded: `x.yaml -> /dev/zero`, a FIFO or a link
+        # out of the repository gives no facts (a fact missed can only add a finding).
+        real = os.path.realpath(full)
+        if not real.startswith(self.top.rstrip(os.sep) + os.sep):
+            return []
         try:
-            with open(full, "rb") as handle:
-                raw = handle.read()
+            raw = read_regular(real, MAX_FACT_FILE_BYTES, follow=False)
         except OSError:
             return []
         key = hashlib.blake2b(raw, digest_size=16).hexdigest()
@@ -181,16 +186,11 @@ class _FactCache:
 
     def save(self) -> None:
         """Keep the entries of this run's files (the cache does not grow with old versions)."""
-        if self.path is None or self.new == self.old:
+        from kubegap_lint.catalog import cache
+
+        if self.key is None or self.new == self.old:
             return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-            with open(temporary, "w", encoding="utf-8") as handle:
-                json.dump({"version": self.version, "files": self.new}, handle, sort_keys=True)
-            os.replace(temporary, self.path)
-        except OSError:
-            pass  # a read-only cache folder: the next run reads the files again
+        cache.store(CACHE_NAME, self.key, self.new)  # one that cannot be written: read again next run
 
 
 _SHAPES = {"budget": 7, "claim": 3, "config": 4, "device": 5}
