@@ -14,7 +14,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "kubegap_lint"
 
 # Lower first. A module may import its own subpackage and any earlier one.
-LAYERS = ["core", "store", "input", "catalog", "workloads", "config", "suppress", "helm",
+LAYERS = ["core", "store", "input", "catalog", "workloads", "config", "suppress", "helm", "kustomize",
           "engine", "report", "serve", "cli"]
 
 

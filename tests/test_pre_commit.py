@@ -251,3 +251,36 @@ def test_deleting_or_loosening_the_pdb_fails_the_commit(hook_repo: Path, tmp_pat
     _git(project, "add", "deploy/pdb.yaml")
     proc = _try_repo(hook_repo, project, "kubegap-lint", all_files=False)
     assert proc.returncode == 0 and "Passed" in proc.stdout.decode(), proc.stdout.decode()
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH: the real renderer is needed")
+def test_kubegap_lint_kustomize_hook_relints_the_overlays_of_a_changed_base(hook_repo: Path, tmp_path: Path) -> None:
+    """The kustomize hook as shipped: a change to a base's file renders and lints the base and
+    every overlay that includes it; a change to a patch only its overlay; any other file nothing."""
+    from test_kustomize import write_tree
+
+    project = write_tree(tmp_path / "project")
+    (project / "README.md").write_text("not a kustomize file\n")
+    _git(project, "init", "-q")
+    _commit_all(project)
+    before = subprocess.run(["git", "status", "--porcelain"], cwd=project, capture_output=True).stdout
+
+    def hook(*files: str) -> tuple[int, str]:
+        env = {**os.environ, **GIT_ENV, "PRE_COMMIT_COLOR": "never", "PRE_COMMIT_HOME": str(tmp_path / "store")}
+        env.pop("PYTHONPATH", None)
+        run = [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "kubegap-lint-kustomize",
+               "--verbose", "--files", *files]
+        proc = subprocess.run(run, cwd=project, capture_output=True, env=env, timeout=1800)
+        return proc.returncode, proc.stdout.decode() + proc.stderr.decode()
+
+    code, out = hook("base/job.yaml")
+    assert code == 1, out
+    assert "base/job.yaml:17:15: warning KG305 nccl-env-unknown: Job train:" in out
+    assert "(rendered at <kustomize build base>:18:11)" in out
+    assert "overlay/smp.yaml:11:15: warning KG305 nccl-env-unknown: Job prod-train:" in out
+    code, out = hook("overlay/smp.yaml")
+    assert code == 1 and "<kustomize build overlay>" in out and "<kustomize build base>" not in out, out
+    code, out = hook("README.md")
+    assert code == 0 and "<kustomize build" not in out, out
+    after = subprocess.run(["git", "status", "--porcelain"], cwd=project, capture_output=True).stdout
+    assert after == before  # the hook writes nothing into the repository

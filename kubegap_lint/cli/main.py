@@ -55,6 +55,7 @@ class _DefaultLintGroup(click.Group):
 
     # Subcommands defined at their first use: a lint never builds `helm`'s thirty options.
     lazy = {"helm": ("kubegap_lint.cli.helm", "helm_command"),
+            "kustomize": ("kubegap_lint.cli.kustomize", "kustomize_command"),
             **{name: ("kubegap_lint.cli.commands", attribute) for name, attribute in (
                 ("config", "config_group"), ("baseline", "baseline_group"), ("policies", "policies_group"),
                 ("rules", "rules_command"), ("explain", "explain_command"))},
@@ -119,7 +120,10 @@ def cli() -> None:
                    " the findings its staged changes to PDBs, ConfigMaps, autoscalers or runtimes, deletions"
                    " included, cause on the repository's other files.")
 @click.option("--allow-unrendered", is_flag=True,
-              help="Report a chart that cannot be rendered (KG009) as a note, not an error.")
+              help="Report a chart or kustomization that cannot be rendered (KG009) as a note, not an error.")
+@click.option("--kustomize", "kustomize_path", metavar="PATH", default=None,
+              help="Render kustomizations with this kubectl or kustomize binary [default: kustomize, else"
+                   " kubectl, on PATH].")
 @stdin_filename_option
 @render_timeout_option
 def lint_command(paths: tuple[str, ...], fmt: tuple[tuple[str, str | None], ...], output: str | None, fail_on: str | None,
@@ -129,10 +133,12 @@ def lint_command(paths: tuple[str, ...], fmt: tuple[tuple[str, str | None], ...]
                  skip_chart_templates: bool = False, sarif_root: str | None = None,
                  sarif_category: str | None = None, jobs: int = 1, repo_facts: bool = True,
                  choices: OutputChoices | None = None, stdin_filename: str | None = None,
-                 follow_symlinks_out: bool = False, allow_unrendered: bool = False, staged: bool = False) -> None:
+                 follow_symlinks_out: bool = False, allow_unrendered: bool = False, staged: bool = False,
+                 kustomize_path: str | None = None) -> None:
     """Lint manifests: files, folders (recursively) and - for stdin. A folder holding a
     Chart.yaml is a chart: rendered in-process with the Helm engine; one that cannot be
-    rendered (no engine, or a render that fails) is a KG009 finding at its Chart.yaml."""
+    rendered (no engine, or a render that fails) is a KG009 finding at its Chart.yaml. A
+    folder holding a kustomization.yaml is rendered with kustomize (docs/kustomize.md)."""
     if not paths and not staged:
         fail("no input: name files or folders to lint, or - for stdin (see --help)")
     from kubegap_lint.engine import parallel
@@ -150,9 +156,9 @@ def lint_command(paths: tuple[str, ...], fmt: tuple[tuple[str, str | None], ...]
         allow_unrendered_inputs(settings)
     with lint_inputs(paths, settings, catalog, stdin_name=stdin_name, repo_facts=repo_facts,
                      skip_charts=skip_chart_templates, follow_outside=follow_symlinks_out,
-                     config_paths=_config_paths(paths, stdin_name)) as inputs:
-        if inputs.charts:
-            choices.allow_empty = True  # charts were found (rendered, or each a KG009): not empty
+                     config_paths=_config_paths(paths, stdin_name), kustomize_path=kustomize_path) as inputs:
+        if inputs.charts or inputs.kustomizations:
+            choices.allow_empty = True  # charts or kustomizations were found (rendered, or each a KG009)
         linter = inputs.linter
         result = parallel.lint_sources(linter, inputs.sources, inputs.errors, jobs=jobs)
     if staged:

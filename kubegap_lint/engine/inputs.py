@@ -1,6 +1,6 @@
 """What a run reads, decided in one place for every command that lints a tree (`lint`,
 `baseline create`): the files and stdin named, the charts among them rendered by the Helm
-engine, the facts of the rest of the git work tree, and, for each input that could not be
+engine, the kustomizations rendered by kustomize (kustomize/inputs.py), the facts of the rest of the git work tree, and, for each input that could not be
 rendered, a KG009 finding of its own at its entry file. A run never passes over an input it
 did not lint: its verdict does not depend on what happens to be installed.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from kubegap_lint.core.model import InputError, Position, Severity
@@ -67,12 +67,14 @@ def chart_entry(chart: str) -> str:
 @record
 class Inputs:
     """What a run over a tree reads: its linter (holding the faults of what was not rendered),
-    the sources (rendered charts included), the errors met so far and the charts found."""
+    the sources (rendered charts and kustomizations included), the errors met so far and the
+    charts and kustomizations found."""
 
     linter: Linter
     sources: list[Source]
     errors: list[InputError]
     charts: list[str]
+    kustomizations: list[str]  # the kustomization folders rendered (or each a KG009)
 
 
 def lint_tree(linter: Linter, path: str) -> LintResult:
@@ -84,16 +86,17 @@ def lint_tree(linter: Linter, path: str) -> LintResult:
             return inputs.linter.lint_sources(inputs.sources, inputs.errors)
     finally:  # the linter serves other runs: as it was given
         linter.settings.chart_dirs[:] = chart_dirs
-        linter.unlinted, linter.template_places = [], {}
+        linter.unlinted, linter.template_places, linter.kustomize_roots = [], {}, {}
 
 
 @contextmanager
 def lint_inputs(paths: tuple[str, ...], settings: Settings, catalog: Catalog, *, stdin_name: str | None = None,
                 repo_facts: bool = True, skip_charts: bool = False, follow_outside: bool = False,
-                config_paths: tuple[str, ...] | None = None, linter: Linter | None = None) -> Iterator[Inputs]:
-    """The inputs of a run, rendered charts kept in a scratch folder until the block ends; the
-    linter is made once the work tree's facts are known (or given, and then reused)."""
-    from contextlib import ExitStack
+                config_paths: tuple[str, ...] | None = None, linter: Linter | None = None,
+                kustomize_path: str | None = None) -> Iterator[Inputs]:
+    """The inputs of a run, rendered charts and kustomizations kept in a scratch folder until the
+    block ends; the linter is made once the work tree's facts are known (or given, and then
+    reused)."""
 
     from kubegap_lint.helm.render import split_chart_sources
     from kubegap_lint.input.sources import discover
@@ -106,8 +109,14 @@ def lint_inputs(paths: tuple[str, ...], settings: Settings, catalog: Catalog, *,
     else:
         linter.unlinted = []
         linter.template_places = {}
-    plain, charts = split_chart_sources(sources)
+        linter.kustomize_roots = {}
+    from kubegap_lint.kustomize.inputs import split_kustomizations
+
+    plain, kustomizations = split_kustomizations(paths, sources)
+    plain, charts = split_chart_sources(plain)
     with ExitStack() as kept:
+        if kustomizations:
+            plain += render_kustomizations(kustomizations, kept, linter, kustomize_path)
         if charts and not skip_charts:
             from kubegap_lint.core.tempdir import scratch_folder
 
@@ -120,7 +129,21 @@ def lint_inputs(paths: tuple[str, ...], settings: Settings, catalog: Catalog, *,
             else:
                 plain += render_charts(charts, scratch, linter, settings.charts, errors)
             settings.chart_dirs.extend(charts)
-        yield Inputs(linter, plain, errors, charts)
+        yield Inputs(linter, plain, errors, charts, kustomizations)
+
+
+def render_kustomizations(folders: list[str], kept: ExitStack, linter: Linter,
+                          kustomize_path: str | None) -> list[Source]:
+    """Each kustomization rendered (kept until `kept` ends, its origins in the linter); one that
+    cannot be rendered (no renderer, a remote base or a path out of the repository, a render
+    that fails) is a KG009 fault of the linter's run at its kustomization file or the line
+    that failed."""
+    from kubegap_lint.kustomize.inputs import rendered
+
+    def unrendered(path: str, line: int, column: int, why: str) -> None:
+        linter.unlinted.append(not_rendered(path, line, column, why))
+
+    return rendered(folders, kept, linter.kustomize_roots, unrendered, kustomize_path)
 
 
 def render_charts(charts: list[str], scratch: str, linter: Linter, renders: list[ChartRender],

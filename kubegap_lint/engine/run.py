@@ -215,6 +215,9 @@ class Linter:
         # Inputs that could not be rendered (KG009, engine/inputs.py): faults of every run, so
         # that a run never passes over what it did not lint.
         self.unlinted: list[InputFault] = []
+        # Rendered kustomizations by stream: the folder rendered and each document's origin
+        # (kustomize/render.py); set by the commands that render them.
+        self.kustomize_roots: dict[str, tuple[str, dict[int, Any]]] = {}
 
     def new_index(self, facts_in_memory: int | None = None) -> InputIndex:
         """An empty index for a run, holding the facts of the files around a partial run
@@ -382,6 +385,9 @@ class _Run:
         self.index = index if index is not None else linter.new_index(facts_in_memory)
         self.suppressor = Suppressor(linter)
         self.templates = TemplateMapper(linter.settings.chart_dirs, linter.template_places)
+        from kubegap_lint.kustomize.mapping import OriginMapper
+
+        self.origins = OriginMapper(linter.kustomize_roots, self.suppressor.collect_comments)
         self.faults: SortedSpill[Finding] = SortedSpill(Finding.sort_key)  # matched at the end
         self.findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key, tally=_tally_key)
         self.estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(estimate_order)
@@ -439,6 +445,7 @@ class _Run:
                 self.faults.add(fault_finding(item, policy))
             return None
         try:
+            self.origins.note(item)  # kustomize's origin annotation: read, and gone before the rules
             if not self.indexed:
                 self.index.add(item)
             self.suppressor.collect(item)
@@ -460,6 +467,9 @@ class _Run:
             from kubegap_lint.engine.estimate import estimate
 
             place = Location(resource.path, resource.start.line, resource.start.column)
+            origin = self.origins.origin(resource) if self.origins else None
+            if origin is not None:  # a rendered kustomization: the object's document in its base
+                place = self.origins.object_location(resource, origin) or place
             ref = resource.ref()
             found = estimate(view, place, ref, self.linter.params.get("interruption_reference"))
         except KubegapError:
@@ -483,6 +493,8 @@ class _Run:
             from kubegap_lint.engine.notes import not_judged_notes
 
             for finding in not_judged_notes(note, self.linter.workload_policies, view, resource):
+                if origin is not None:
+                    finding = self.origins.map(finding, resource, origin)
                 self.findings.add(self.suppressor.apply(self.templates.map(finding, document=_document(resource)), resource))
         from kubegap_lint.engine.evaluate import key_path_of  # not without workloads
 
@@ -490,7 +502,8 @@ class _Run:
         add, mapper, suppressor = self.findings.add, self.templates, self.suppressor
         # Every suppression is known by now (all the input was taken before any workload is
         # evaluated): when there is none, apply would give each finding back as it is.
-        suppressing = suppressor.suppresses()
+        # A finding moved to a kustomize base or patch may meet a `# kubegap:ignore` written there.
+        suppressing = suppressor.suppresses() or origin is not None
         for policy, outcome in self.plan.evaluate(view, resource):
             if isinstance(outcome, Exception):  # a policy met data it cannot handle: say so, go on
                 self.errors.append(InputError(
@@ -503,6 +516,8 @@ class _Run:
             for finding in outcome:
                 if finding.template is not None:  # map gives the others back as they are
                     finding = mapper.map(finding, lambda f: key_path_of(resource, f), document)
+                elif origin is not None:  # a rendered kustomization: to the base or patch line
+                    finding = self.origins.map(finding, resource, origin)
                 add(suppressor.apply(finding, resource) if suppressing else finding)
 
     def result(self, stats: ReadStats) -> LintResult:

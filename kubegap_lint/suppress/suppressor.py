@@ -384,15 +384,7 @@ class Suppressor:
         self.linted_files.add(resource.path)
         if resource.helm_source:
             self.linted_templates.add(resource.helm_source)
-        fresh = [c for c in resource.comments if (resource.path, c[0], c[1]) not in self._seen_comments]
-        if fresh:  # every item of a List carries its document's comments: read them once
-            self._seen_comments.update((resource.path, line, column) for line, column, _ in fresh)
-            directives, problems = _inline(resource.path, fresh, self.catalog)
-            self.problems += problems
-            self.inline += directives
-            for directive in directives:
-                for line in (directive.location.line, directive.location.line + 1):
-                    self.by_line.setdefault((directive.location.path, line), []).append(directive)
+        self.collect_comments(resource.path, resource.comments)
         if not _may_carry_annotation(resource):
             return
         directives, problems = _annotations(resource, self.catalog)
@@ -400,6 +392,19 @@ class Suppressor:
         if directives:
             key = _resource_key(resource.path, resource.document_index, resource.ref())
             self.by_resource.setdefault(key, []).extend(directives)
+
+    def collect_comments(self, path: str, comments: Iterable[tuple[int, int, str]]) -> None:
+        """Read the `# kubegap:ignore` comments of one document of `path`: a linted one, or a
+        source file a finding was moved to (a kustomize base or patch)."""
+        fresh = [c for c in comments if (path, c[0], c[1]) not in self._seen_comments]
+        if fresh:  # every item of a List carries its document's comments: read them once
+            self._seen_comments.update((path, line, column) for line, column, _ in fresh)
+            directives, problems = _inline(path, fresh, self.catalog)
+            self.problems += problems
+            self.inline += directives
+            for directive in directives:
+                for line in (directive.location.line, directive.location.line + 1):
+                    self.by_line.setdefault((directive.location.path, line), []).append(directive)
 
     def suppresses(self) -> bool:
         """Can apply suppress anything with what was collected so far? (No: it gives every
@@ -413,7 +418,10 @@ class Suppressor:
             return finding  # the input and the configuration suppress nothing (most runs)
         place = _file_of(finding)
         container = _container_finder(finding, resource, place.line)
-        for directive in self.by_line.get((place.path, place.line), ()):
+        written = self.by_line.get((place.path, place.line), [])
+        if finding.rendered_location is not None:  # and on the source line it was moved to
+            written = written + self.by_line.get((finding.location.path, finding.location.line), [])
+        for directive in written:
             if directive.covers(finding, container):
                 directive.used = True
                 finding = _suppressed(finding, "inline", directive.reason,
