@@ -393,3 +393,28 @@ def test_action_says_findings_below_the_threshold(workspace: dict[str, Any]) -> 
     assert _outputs(workspace)["findings"] == "1" and _outputs(workspace)["exit-code"] == "0"
     assert "kubegap-lint: 1 finding below the fail threshold" in proc.stdout
     assert "no findings" not in proc.stdout
+
+
+def test_the_job_summary_shows_manifest_text_as_written_never_as_markup() -> None:
+    """Names and messages come from manifests: rendered by a CommonMark parser with tables (GitHub's
+    Markdown is CommonMark with extensions), they stay literal text: no link with a hidden target,
+    no emphasis, no HTML, no cell cut short; the summary's own links keep their targets."""
+    from markdown_it import MarkdownIt
+
+    from kubegap_lint.cli.action import summary_markdown
+
+    hostile = "Deployment [click](https://evil.example) a\\[b\\] *x* `y` |z| <b>w</b> \\"
+    log = {"runs": [{"tool": {"driver": {"rules": [
+        {"id": "KG103", "name": "gpu-serving-without-pdb", "helpUri": "https://docs.example/rules.md#kg103"}]}},
+        "results": [{"ruleId": "KG103", "level": "warning", "message": {"text": hostile},
+                     "locations": [{"physicalLocation": {"artifactLocation": {"uri": "k8s/a (1).yaml"},
+                                                         "region": {"startLine": 3}}}]}]}]}
+    env = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r", "GITHUB_SHA": "abc"}
+    html = MarkdownIt("commonmark").enable("table").render(summary_markdown(log, env, 1, False))
+    import re
+
+    assert re.findall(r'href="([^"]*)"', html) == [
+        "https://docs.example/rules.md#kg103", "https://github.com/o/r/blob/abc/k8s/a%20%281%29.yaml#L3"]
+    assert "<em>" not in html and "<code>" not in html and "<b>" not in html
+    shown = "Deployment [click](https://evil.example) a\\[b\\] *x* `y` |z| &lt;b&gt;w&lt;/b&gt; \\"
+    assert f"<td>{shown}</td>" in html  # one cell, as written

@@ -119,8 +119,8 @@ def summary_markdown(log: dict[str, Any], env: Mapping[str, str], exit_code: int
 
     def rule_link(rule_id: str) -> str:
         rule = rules.get(rule_id, {})
-        label = f"{rule_id} {rule.get('name', '')}".strip()
-        return f"[{label}]({rule['helpUri']})" if rule.get("helpUri") else label
+        label = _text(f"{rule_id} {rule.get('name', '')}".strip())
+        return f"[{label}]({_url(rule['helpUri'])})" if rule.get("helpUri") else label
 
     out = ["## kubegap-lint", ""]
     if exit_code >= 2:
@@ -135,14 +135,14 @@ def summary_markdown(log: dict[str, Any], env: Mapping[str, str], exit_code: int
         out += [f"**{len(unrendered)} input{'s' if len(unrendered) != 1 else ''} not linted** (could not be"
                 " rendered; KG009):", ""]
         for result in unrendered:
-            out.append(f"- {_cell(_where(result, blob))}: {_cell(result.get('message', {}).get('text', ''))}")
+            out.append(f"- {_where(result, blob)}: {_text(result.get('message', {}).get('text', ''))}")
         out.append("")
     if by_rule:
         out += ["| Rule | Severity | Findings |", "| --- | --- | ---: |"]
         ordered = sorted(by_rule.items(), key=lambda item: (_LEVELS.index(item[0][1]) if item[0][1] in _LEVELS
                                                             else 9, -item[1], item[0][0]))
         for (rule_id, level), count in ordered:
-            out.append(f"| {_cell(rule_link(rule_id))} | {level} | {count} |")
+            out.append(f"| {rule_link(rule_id)} | {_text(level)} | {count} |")
         out.append("")
         out += ["### Top findings", "", "| Severity | Rule | Where | Finding |", "| --- | --- | --- | --- |"]
         ranked = sorted(counted, key=lambda r: _LEVELS.index(r.get("level", "warning"))
@@ -150,8 +150,8 @@ def summary_markdown(log: dict[str, Any], env: Mapping[str, str], exit_code: int
         for result in ranked[:TOP_FINDINGS]:
             link = _where(result, blob)
             message = result.get("message", {}).get("text", "")
-            out.append(f"| {result.get('level', 'warning')} | {result['ruleId']} | {_cell(link)} |"
-                       f" {_cell(message)} |")
+            out.append(f"| {_text(result.get('level', 'warning'))} | {_text(result['ruleId'])} | {link} |"
+                       f" {_text(message)} |")
         if len(ranked) > TOP_FINDINGS:
             out.append("")
             out.append(f"{len(ranked) - TOP_FINDINGS} more in the annotations and the SARIF log.")
@@ -167,14 +167,28 @@ def _where(result: dict[str, Any], blob: str) -> str:
     place = (result.get("locations") or [{}])[0].get("physicalLocation", {})
     uri = place.get("artifactLocation", {}).get("uri", "")
     line = place.get("region", {}).get("startLine")
-    where = f"{uri}:{line}" if line else uri
-    return f"[{where}]({blob}{uri}#L{line})" if blob and uri and line else where
+    where = _text(f"{uri}:{line}" if line else uri)
+    return f"[{where}]({_url(f'{blob}{uri}#L{line}')})" if blob and uri and line else where
 
 
-def _cell(text: str) -> str:
-    """Text for one Markdown table cell: no pipe or line break ends it; nothing becomes HTML."""
-    flat = " ".join(text.split())
-    return flat.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+# The marks that start markup inside a line of GitHub's Markdown, escaped with a backslash (a
+# backslash before ASCII punctuation is a literal): text from manifests (names, messages) never
+# becomes a link, image, emphasis, strikethrough, code or a table's cell end; <, > and & never
+# HTML or an entity. (Marks that count only at a line's start do not arise: the text follows
+# "- " or "| ".)
+_MARKDOWN = str.maketrans({**{c: "\\" + c for c in "\\`*_[]!|~"}, "<": "&lt;", ">": "&gt;", "&": "&amp;"})
+
+
+def _text(text: str) -> str:
+    """Text for a line or a table cell of the summary, shown as written: one line, no markup."""
+    return " ".join(text.split()).translate(_MARKDOWN)
+
+
+def _url(url: str) -> str:
+    """A link's target: percent-encoded where a space, bracket or parenthesis would end it."""
+    from urllib.parse import quote
+
+    return quote(url, safe=":/#?&=%@+,;~!$'*")
 
 
 def _append(path: str | None, text: str) -> None:
