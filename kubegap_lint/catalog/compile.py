@@ -79,9 +79,15 @@ class Budget:
         self.produced = 0
 
     def spend(self, size: int) -> None:
+        """Counts `size` values built. The closures that build the most write this out (a
+        call less a node): `budget.produced += size`, then `stop()` past MAX_VALUES."""
         self.produced += size
         if self.produced > MAX_VALUES:
-            raise JMESPathError(f"the expression built over {MAX_VALUES:,} values: stopped")
+            self.stop()
+
+    @staticmethod
+    def stop() -> None:
+        raise JMESPathError(f"the expression built over {MAX_VALUES:,} values: stopped")
 
 
 class Compiler:
@@ -128,6 +134,25 @@ class Compiler:
 
         return field
 
+    @staticmethod
+    def _path(keys: tuple[str, ...]) -> Evaluator:
+        """`a.b.c`, a chain of fields: the keys read in one closure, as the fields would."""
+
+        def path(value: Any) -> Any:
+            for key in keys:
+                if type(value) is dict:
+                    value = value.get(key)
+                elif value is None:
+                    return None
+                else:
+                    try:
+                        value = value.get(key)
+                    except AttributeError:
+                        value = None
+            return value
+
+        return path
+
     def _literal(self, node: dict[str, Any]) -> Evaluator:
         constant = node["value"]
         return lambda value: constant
@@ -162,8 +187,11 @@ class Compiler:
     # Chains, operators
 
     def _subexpression(self, node: dict[str, Any]) -> Evaluator:
+        children = node["children"]
+        if all(child.get("type") == "field" for child in children):
+            return self._path(tuple(child["value"] for child in children))
         steps = self._children(node)
-        if len(steps) == 2:  # `a.b`, `xs | [0]`: the commonest, without a loop
+        if len(steps) == 2:  # `xs | [0]`, `a[0]`: without a loop
             first, second = steps
             return lambda value: second(first(value))
 
@@ -213,7 +241,7 @@ class Compiler:
         def any_of(value: Any) -> Any:
             for part in parts:
                 matched = part(value)
-                if is_true(matched):
+                if matched is True or is_true(matched):  # `is True`: the commonest, without a call
                     return matched
             return last(value)
 
@@ -225,7 +253,7 @@ class Compiler:
         def all_of(value: Any) -> Any:
             for part in parts:
                 matched = part(value)
-                if not is_true(matched):
+                if matched is not True and not is_true(matched):
                     return matched
             return last(value)
 
@@ -233,27 +261,34 @@ class Compiler:
 
     def _not_expression(self, node: dict[str, Any]) -> Evaluator:
         (inner,) = self._children(node)
-        return lambda value: _negated(inner(value))
+
+        def negate(value: Any) -> bool:
+            result = inner(value)
+            return result is False if result is True or result is False else _negated(result)
+
+        return negate
 
     # Builders: what they build is counted
 
     def _projection(self, node: dict[str, Any]) -> Evaluator:
         base, step = self._children(node)
-        spend = self.budget.spend
+        budget, itself = self.budget, step is _same  # `xs[*]`, `xs[]`: the items, no step
 
         def project(value: Any) -> Any:
             items = base(value)
             if not isinstance(items, list):
                 return None
-            collected = [found for found in map(step, items) if found is not None]
-            spend(len(collected))
+            collected = [found for found in (items if itself else map(step, items)) if found is not None]
+            budget.produced += len(collected)
+            if budget.produced > MAX_VALUES:
+                budget.stop()
             return collected
 
         return project
 
     def _value_projection(self, node: dict[str, Any]) -> Evaluator:
         base, step = self._children(node)
-        spend = self.budget.spend
+        budget = self.budget
 
         def project_values(value: Any) -> Any:
             try:
@@ -261,29 +296,38 @@ class Compiler:
             except AttributeError:
                 return None
             collected = [found for found in map(step, items) if found is not None]
-            spend(len(collected))
+            budget.produced += len(collected)
+            if budget.produced > MAX_VALUES:
+                budget.stop()
             return collected
 
         return project_values
 
     def _filter_projection(self, node: dict[str, Any]) -> Evaluator:
         base, step, condition = self._children(node)
-        spend = self.budget.spend
+        budget, itself = self.budget, step is _same  # `xs[?...]`: the items kept, no step
 
         def project_filtered(value: Any) -> Any:
             items = base(value)
             if not isinstance(items, list):
                 return None
-            kept = [step(item) for item in items if is_true(condition(item))]
-            collected = [found for found in kept if found is not None]
-            spend(len(collected))
+            collected = []
+            for item in items:
+                kept = condition(item)
+                if kept is True or is_true(kept):
+                    found = item if itself else step(item)
+                    if found is not None:
+                        collected.append(found)
+            budget.produced += len(collected)
+            if budget.produced > MAX_VALUES:
+                budget.stop()
             return collected
 
         return project_filtered
 
     def _flatten(self, node: dict[str, Any]) -> Evaluator:
         (base,) = self._children(node)
-        spend = self.budget.spend
+        budget = self.budget
 
         def flatten(value: Any) -> Any:
             items = base(value)
@@ -295,7 +339,9 @@ class Compiler:
                     merged.extend(item)
                 else:
                     merged.append(item)
-            spend(len(merged))
+            budget.produced += len(merged)
+            if budget.produced > MAX_VALUES:
+                budget.stop()
             return merged
 
         return flatten
@@ -334,17 +380,27 @@ class Compiler:
     def _function_expression(self, node: dict[str, Any]) -> Evaluator:
         arguments = self._children(node)
         function, check = self.functions.caller(node["value"])
-        spend = self.budget.spend
+        budget, spend = self.budget, self.budget.spend
         accepted: set[tuple[type, ...]] = set()  # argument types check() accepted by type alone
+        first, second = (*arguments, None, None)[:2]
+        count = len(arguments)
 
         def call(value: Any) -> Any:
-            resolved = [argument(value) for argument in arguments]
+            # One or two arguments written out: no comprehension (a frame of its own before 3.12).
+            if count == 1:
+                resolved = [first(value)]  # type: ignore[misc]
+            elif count == 2:
+                resolved = [first(value), second(value)]  # type: ignore[misc]
+            else:
+                resolved = [argument(value) for argument in arguments]
             kinds = tuple(map(type, resolved))
             if kinds not in accepted and check(resolved):
                 accepted.add(kinds)
             result = function(*resolved)
             if isinstance(result, _JSON_CONTAINERS):
-                spend(len(result))
+                budget.produced += len(result)
+                if budget.produced > MAX_VALUES:
+                    budget.stop()
             return result
 
         constants = self._constants(node)
@@ -353,8 +409,7 @@ class Compiler:
         # `param('gpu_resources')`: the functions are pure and the parameters fixed for the run,
         # so a call on constants is made once (one that raises, at every search), and what
         # evaluating it counts is counted at every search.
-        budget, searching = self.budget, self.budget.produced  # compiled within a search: an expref
-        budget.produced = 0
+        searching, budget.produced = budget.produced, 0  # compiled within a search: an expref
         try:
             result = call(None)
         except Exception:  # noqa: BLE001 - raised again where the search makes the call
