@@ -1,4 +1,4 @@
-"""Locating: the compiler's tracking closures (catalog/compile.py: Compiler.track) with
+"""Locating: the compiler's tracking closures (catalog/tracked.py) with
 engine/locate.Tracker give the value a plain search gives, and the place of each value."""
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ TRACKED_VIEW: dict[str, Any] = {
 
 def _tracked(expression: str, value: Any) -> Any:
     interpreter = PolicyInterpreter({})
-    tracker = locate.Tracker(interpreter.compiler, DOCUMENT, ("r",))
+    tracker = locate.Tracker(interpreter.tracking, DOCUMENT, ("r",))
     try:
         return tracker.track(jmespath.compile(expression).parsed, value, locate.own(value))
     except jmespath.exceptions.JMESPathError as exc:

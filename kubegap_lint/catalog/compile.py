@@ -9,9 +9,8 @@ ordering anything but numbers and strings, and functions called through the run'
 (functions.py: `PolicyFunctions.caller`) with jmespath's argument checks and errors.
 tests/test_compile.py checks every policy expression, and generated ones, against jmespath.
 
-Locating a finding (engine/locate.py) evaluates the same tree with key paths: `track` gives a
-closure `(value, where, placer) -> (value, where)` for the nodes that select a part of their
-input; every other node is the plain closure, its result placed by what it is (`placer.known`).
+Locating a finding (engine/locate.py) evaluates the same tree with key paths
+(catalog/tracked.py: the same compiler's closures for every node that computes).
 
 Every search has a value budget (`Budget`, MAX_VALUES): each list and object a node builds, and
 each function result that is a list, an object or a string, counts its length, so an expression
@@ -58,13 +57,6 @@ def _negated(value: Any) -> bool:
     return not value
 
 
-def _equal(x: Any, y: Any) -> bool:
-    # jmespath's _equals differs from == only when a side is a boolean (1 == true is false).
-    if x is True or x is False or y is True or y is False:
-        return bool(_equals(x, y))
-    return bool(x == y)
-
-
 def _orderable(x: Any) -> bool:
     kind = type(x)
     return kind is int or kind is float or kind is str or (
@@ -98,7 +90,6 @@ class Compiler:
         self.functions = functions
         self.budget = budget
         self._plain: dict[int, tuple[dict[str, Any], Evaluator]] = {}
-        self._tracked: dict[int, tuple[dict[str, Any], Tracked]] = {}
         self._folded: dict[int, tuple[dict[str, Any], Any, int]] = {}  # calls made at compile time
 
     def compile(self, node: dict[str, Any]) -> Evaluator:
@@ -213,11 +204,21 @@ class Compiler:
         name = node["value"]
         if name in ("eq", "ne"):
             same = name == "eq"
-            return lambda value: _equal(left(value), right(value)) is same
+
+            def equality(value: Any) -> bool:
+                x, y = left(value), right(value)
+                # jmespath's _equals differs from == only when a side is a boolean (1 == true is false).
+                if x is True or x is False or y is True or y is False:
+                    return bool(_equals(x, y)) is same
+                return (x == y) is same
+
+            return equality
         compare = _ORDERING[name]
 
         def ordering(value: Any) -> Any:
             x, y = left(value), right(value)
+            if x is None or y is None:
+                return None  # no type test: the commonest unordered value
             return compare(x, y) if _orderable(x) and _orderable(y) else None
 
         return ordering
@@ -386,17 +387,26 @@ class Compiler:
         count = len(arguments)
 
         def call(value: Any) -> Any:
-            # One or two arguments written out: no comprehension (a frame of its own before 3.12).
-            if count == 1:
-                resolved = [first(value)]  # type: ignore[misc]
-            elif count == 2:
-                resolved = [first(value), second(value)]  # type: ignore[misc]
+            # One or two arguments written out: no comprehension (a frame of its own before
+            # 3.12), no star call.
+            if count == 2:
+                a, b = first(value), second(value)  # type: ignore[misc]
+                kinds: tuple[type, ...] = (type(a), type(b))
+                if kinds not in accepted and check([a, b]):
+                    accepted.add(kinds)
+                result = function(a, b)
+            elif count == 1:
+                a = first(value)  # type: ignore[misc]
+                kinds = (type(a),)
+                if kinds not in accepted and check([a]):
+                    accepted.add(kinds)
+                result = function(a)
             else:
                 resolved = [argument(value) for argument in arguments]
-            kinds = tuple(map(type, resolved))
-            if kinds not in accepted and check(resolved):
-                accepted.add(kinds)
-            result = function(*resolved)
+                kinds = tuple(map(type, resolved))
+                if kinds not in accepted and check(resolved):
+                    accepted.add(kinds)
+                result = function(*resolved)
             if isinstance(result, _JSON_CONTAINERS):
                 budget.produced += len(result)
                 if budget.produced > MAX_VALUES:
@@ -432,144 +442,6 @@ class Compiler:
             else:
                 return None
         return found
-
-    # Tracking: the same tree, each value with where it is
-
-    def track(self, node: dict[str, Any]) -> Tracked:
-        """The closure `(value, where, placer) -> (value, where)` for a tree. `where` is what is
-        known of where a value sits, which only the placer (engine/locate.py) reads."""
-        found = self._tracked.get(id(node))
-        if found is None or found[0] is not node:
-            method = getattr(self, "_track_" + str(node.get("type")), None)
-            found = self._tracked[id(node)] = (node, method(node) if method else self._placed(node))
-        return found[1]
-
-    def _placed(self, node: dict[str, Any]) -> Tracked:
-        """A node that computes its value: placed by the value itself."""
-        evaluate = self.compile(node)
-
-        def computed(value: Any, where: Any, placer: Any) -> tuple[Any, Any]:
-            result = evaluate(value)
-            return result, placer.known(result, None)
-
-        return computed
-
-    def _track_field(self, node: dict[str, Any]) -> Tracked:
-        key = node["value"]
-        return lambda value, where, placer: placer.field(value, where, key)
-
-    def _track_index(self, node: dict[str, Any]) -> Tracked:
-        position = node["value"]
-
-        def index(value: Any, where: Any, placer: Any) -> tuple[Any, Any]:
-            found, found_where = placer.item(value, where, position)
-            return found, placer.known(found, found_where)
-
-        return index
-
-    def _track_current(self, node: dict[str, Any]) -> Tracked:
-        return lambda value, where, placer: (value, placer.known(value, where))
-
-    _track_identity = _track_current
-
-    def _track_subexpression(self, node: dict[str, Any]) -> Tracked:
-        steps = tuple(self.track(child) for child in node["children"])
-
-        def chain(value: Any, where: Any, placer: Any) -> tuple[Any, Any]:
-            for step in steps:
-                value, where = step(value, where, placer)
-            return value, where
-
-        return chain
-
-    _track_pipe = _track_subexpression
-    _track_index_expression = _track_subexpression
-
-    def _track_or_expression(self, node: dict[str, Any]) -> Tracked:
-        left, right = (self.track(child) for child in node["children"])
-
-        def either(value: Any, where: Any, placer: Any) -> tuple[Any, Any]:
-            matched = left(value, where, placer)
-            return matched if is_true(matched[0]) else right(value, where, placer)
-
-        return either
-
-    def _track_and_expression(self, node: dict[str, Any]) -> Tracked:
-        left, right = self.compile(node["children"][0]), self.track(node["children"][1])
-
-        def both(value: Any, where: Any, placer: Any) -> tuple[Any, Any]:
-            matched = left(value)
-            return right(value, where, placer) if is_true(matched) else (matched, placer.known(matched, None))
-
-        return both
-
-    def _track_projection(self, node: dict[str, Any]) -> Tracked:
-        children = node["children"]
-        base, step = self.track(children[0]), self.track(children[1])
-        test = self.compile(children[2]) if len(children) > 2 else None
-
-        def project(value: Any, where: Any, placer: Any) -> tuple[Any, Any]:
-            items, items_where = base(value, where, placer)
-            if not isinstance(items, list):
-                return None, None
-            values: list[Any] = []
-            places: list[Any] = []
-            for number in range(len(items)):
-                if test is not None and not is_true(test(items[number])):
-                    continue  # before its place is made: a filter drops most
-                item, item_where = placer.item(items, items_where, number)
-                found, found_where = step(item, item_where, placer)
-                if found is not None:
-                    values.append(found)
-                    places.append(found_where)
-            return values, places
-
-        return project
-
-    _track_filter_projection = _track_projection
-
-    def _track_flatten(self, node: dict[str, Any]) -> Tracked:
-        base = self.track(node["children"][0])
-
-        def flatten(value: Any, where: Any, placer: Any) -> tuple[Any, Any]:
-            items, items_where = base(value, where, placer)
-            if not isinstance(items, list):
-                return None, None
-            values: list[Any] = []
-            places: list[Any] = []
-            for number, item in enumerate(items):
-                item_where = placer.item(items, items_where, number)[1]
-                pairs = [placer.item(item, item_where, inner) for inner in range(len(item))] \
-                    if isinstance(item, list) else [(item, item_where)]
-                values.extend(found for found, _ in pairs)
-                places.extend(found_where for _, found_where in pairs)
-            return values, places
-
-        return flatten
-
-    def _track_multi_select_list(self, node: dict[str, Any]) -> Tracked:
-        steps = tuple(self.track(child) for child in node["children"])
-
-        def select_list(value: Any, where: Any, placer: Any) -> tuple[Any, Any]:
-            if value is None:
-                return None, None
-            pairs = [step(value, where, placer) for step in steps]
-            return [found for found, _ in pairs], [found_where for _, found_where in pairs]
-
-        return select_list
-
-    def _track_multi_select_dict(self, node: dict[str, Any]) -> Tracked:
-        pairs = tuple((child["value"], self.track(child["children"][0])) for child in node["children"])
-
-        def select_dict(value: Any, where: Any, placer: Any) -> tuple[Any, Any]:
-            if value is None:
-                return None, None
-            selected, places = {}, {}
-            for key, step in pairs:
-                selected[key], places[key] = step(value, where, placer)
-            return selected, placer.known(selected, places)
-
-        return select_dict
 
 
 def _same(value: Any) -> Any:

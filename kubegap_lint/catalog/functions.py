@@ -191,6 +191,17 @@ class PolicyInterpreter:
         self.compiler = Compiler(self._functions, self.budget)
         # id(expression) -> (expression, evaluator); the expression is kept so its id stays its own.
         self._evaluators: dict[int, tuple[Any, Any]] = {}
+        self._tracking: Any = None
+
+    @property
+    def tracking(self) -> Any:
+        """The compiler's tracking variant (catalog/tracked.py), made when a finding is first
+        located: what engine/locate.py evaluates an `at:` expression with."""
+        if self._tracking is None:
+            from kubegap_lint.catalog.tracked import Tracking
+
+            self._tracking = Tracking(self.compiler)
+        return self._tracking
 
     def evaluator(self, expression: Any) -> Any:
         """A callable value -> result for a compiled expression (jmespath.compile's result)."""

@@ -204,7 +204,7 @@ class _Workload:
         self.renderers = renderers
         self.resource = resource
         self.interpreter = interpreter
-        self.tracker = Tracker(interpreter.compiler, resource.data, resource.base)
+        self.tracker = Tracker(interpreter.tracking, resource.data, resource.base)
         self.ref: Any = None
         self.found_by_role: dict[Any, Any] | None = None
         self.places: dict[int, list[Any]] = {}  # id(policy) -> the for_each elements' path maps

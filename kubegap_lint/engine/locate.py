@@ -4,7 +4,7 @@ it passes through, so the result names a node of the manifest, scalars included.
 Views carry the key paths of the manifest nodes their facts come from (`key_paths`: "." for the
 view's own node, and one entry per field taken from the manifest); a raw manifest value's path
 is its parent's path and its key. The expression is evaluated by the run's compiler
-(catalog/compile.py: `Compiler.track`), which follows the nodes that select rather than compute
+(catalog/tracked.py, the tracking variant of catalog/compile.py), which follows the nodes that select rather than compute
 (fields, indexes, projections, filters, pipes, `||`, `&&`, multi-selects) with their paths and
 asks the `Tracker` here where each selected value sits. A path
 may name a field that is absent (`spec.terminationGracePeriodSeconds` when none is set): the
@@ -47,24 +47,24 @@ def path_of(where: Where) -> tuple[str | int, ...] | None:
 
 class Tracker:
     """Places the values of an expression evaluated with key paths: the run's compiler tracks
-    the tree (catalog/compile.py: `Compiler.track`), and asks the tracker where each value it
-    selects sits (`field`, `item`, `known`).
+    the tree (catalog/tracked.py), and asks the tracker where each value it selects sits
+    (`field`, `item`, `known`).
 
     A mapping or list met with no known path (a fact that holds a manifest node, such as a
     serving container's `preStop` hook) is looked up among the nodes of the document itself
     (`data`, whose key path is `base`): by identity, which is safe here, as the document is
     alive while its findings are located."""
 
-    def __init__(self, compiler: Any, data: Any = None, base: tuple[str | int, ...] = ()) -> None:
-        self.compiler = compiler
+    def __init__(self, tracking: Any, data: Any = None, base: tuple[str | int, ...] = ()) -> None:
+        self.tracking = tracking
         self._data = data
         self._base = base
         self._paths: dict[int, tuple[str | int, ...]] | None = None
 
     def track(self, node: dict[str, Any], value: Any, where: Where) -> tuple[Any, Where]:
         """The expression's value on `value` (which sits at `where`), and where that value sits."""
-        self.compiler.budget.produced = 0  # one search, with its own budget
-        return self.compiler.track(node)(value, where, self)  # type: ignore[no-any-return]
+        self.tracking.budget.produced = 0  # one search, with its own budget
+        return self.tracking.track(node)(value, where, self)  # type: ignore[no-any-return]
 
     def known(self, value: Any, where: Where) -> Where:
         """`where`, else the value's own path map (a view's), else, for a mapping of the
