@@ -28,7 +28,6 @@ from jmespath.exceptions import JMESPathError
 from jmespath.visitor import _equals, _Expression
 
 Evaluator = Callable[[Any], Any]
-Tracked = Callable[[Any, Any, Any], tuple[Any, Any]]  # (value, where, placer) -> (value, where)
 
 # An expression from a policy may build values that grow exponentially with its length:
 # forty `[@, @][]` stages double a list forty times (2.5 GB was measured before this bound).

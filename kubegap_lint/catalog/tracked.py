@@ -11,9 +11,12 @@ test with the plain closures and the one truthiness (compile.is_true).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from kubegap_lint.catalog.compile import Compiler, Tracked, is_true
+from kubegap_lint.catalog.compile import Compiler, is_true
+
+Tracked = Callable[[Any, Any, Any], tuple[Any, Any]]  # (value, where, placer) -> (value, where)
 
 
 class Tracking:
