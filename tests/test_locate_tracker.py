@@ -1,4 +1,5 @@
-"""engine/locate.Tracker's shortcuts give the values and the places the plain tracking gives."""
+"""Locating: the compiler's tracking closures (catalog/tracked.py) with
+engine/locate.Tracker give the value a plain search gives, and the place of each value."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 import jmespath
 import pytest
+from jmespath_reference import ReferenceInterpreter
 
 from kubegap_lint.catalog.functions import PolicyInterpreter
 from kubegap_lint.engine import locate
@@ -33,33 +35,7 @@ EXPRESSIONS = [
 ]
 
 
-def _tracked(expression: str, value: Any, where: Any) -> tuple[Any, Any]:
-    interpreter = PolicyInterpreter({})
-    tracker = locate.Tracker(interpreter.visit, DOCUMENT, ("r",))
-    return tracker.track(jmespath.compile(expression).parsed, value, where)
-
-
-@pytest.mark.parametrize("expression", EXPRESSIONS)
-@pytest.mark.parametrize("value", [VIEW, None])
-def test_a_filtered_multi_select_tracks_as_without_the_shortcut(
-        expression: str, value: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    where = locate.own(value)
-    found = _tracked(expression, value, where)
-    assert found[0] == jmespath.search(expression, value)
-    monkeypatch.setattr(locate, "_selected_test", lambda part, condition: None)
-    assert found == _tracked(expression, value, where)
-
-
-def test_the_shortcut_is_taken_for_a_plain_field_test() -> None:
-    parsed = jmespath.compile(EXPRESSIONS[1]).parsed
-    parts, condition = parsed["children"][0]["children"], parsed["children"][2]
-    assert [locate._selected_test(part, condition) for part in parts] == [
-        parts[0]["children"][2]["children"][0], parts[1]["children"][2]["children"][0]]
-    plain = jmespath.compile(EXPRESSIONS[3]).parsed
-    assert locate._selected_test(plain["children"][0]["children"][0], plain["children"][2]) is None
-
-
-# `xs[?test] | [0].a.b` (KG301's, KG303's, KG501's `at:`s): placed in one step.
+# `xs[?test] | [0].a.b` (KG301's, KG303's, KG501's `at:`s).
 FIRST_KEPT = [
     "resource.items[?name] | [0]",
     "resource.items[?on] | [0].name",
@@ -84,28 +60,53 @@ TRACKED_VIEW: dict[str, Any] = {
 }
 
 
-@pytest.mark.parametrize("expression", FIRST_KEPT)
+def _tracked(expression: str, value: Any) -> Any:
+    interpreter = PolicyInterpreter({})
+    tracker = locate.Tracker(interpreter.tracking, DOCUMENT, ("r",))
+    try:
+        return tracker.track(jmespath.compile(expression).parsed, value, locate.own(value))
+    except jmespath.exceptions.JMESPathError as exc:
+        return type(exc), str(exc)
+
+
+def _searched(expression: str, value: Any) -> Any:
+    try:
+        return ReferenceInterpreter({}).search(jmespath.compile(expression), value)
+    except jmespath.exceptions.JMESPathError as exc:
+        return type(exc), str(exc)
+
+
+@pytest.mark.parametrize("expression", EXPRESSIONS + FIRST_KEPT)
 @pytest.mark.parametrize("value", [VIEW, TRACKED_VIEW, None, [1, 2]])
-def test_the_first_item_of_a_filter_is_placed_as_the_steps_place_it(
-        expression: str, value: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    parsed = jmespath.compile(expression).parsed
-    assert locate._first_of_filter(parsed["children"])
-    where = locate.own(value)
-
-    def tracked() -> Any:
-        try:
-            return _tracked(expression, value, where)
-        except jmespath.exceptions.JMESPathError as exc:
-            return type(exc), str(exc)
-
-    found = tracked()
-    if not isinstance(found[0], type):  # the value is the plain search's (the policy functions' `has`)
-        assert found[0] == PolicyInterpreter({}, compiled=False).search(jmespath.compile(expression), value)
-    monkeypatch.setattr(locate, "_first_of_filter", lambda children: False)
-    assert found == tracked()
+def test_a_tracked_expression_has_the_value_of_a_plain_search(expression: str, value: Any) -> None:
+    found = _tracked(expression, value)
+    if isinstance(found[0], type):
+        assert found == _searched(expression, value)  # the same error
+    else:
+        assert found[0] == _searched(expression, value)
 
 
-def test_the_first_kept_step_is_taken_only_for_its_shape() -> None:
-    for text in ("items[?on] | [1]", "items[?on] | [0][0]", "items[?on].name | [0]", "items[?on] | [0] | name",
-                 "[a, b][?on] | [0]", "items[?on] | [0].name[0]"):
-        assert not locate._first_of_filter(jmespath.compile(text).parsed["children"]), text
+@pytest.mark.parametrize(("expression", "value", "where"), [
+    # a filter over a multi-select list of objects (KG401's shape): each kept entry's places
+    (EXPRESSIONS[0], VIEW, [{"hit": None, "node": ("r", "spec", "backoffLimit"), "why": None},
+                            {"hit": None, "node": ("r", "spec", "template"), "why": None}]),
+    (EXPRESSIONS[1], VIEW, [{"hit": None, "node": ("r", "spec")}]),
+    (EXPRESSIONS[4], VIEW, [("r", "items", 0)]),  # a manifest mapping met without a path: by identity
+    (EXPRESSIONS[5], VIEW, [("r", "kind")]),  # a view's own field
+    ("resource.items[?on] | [0].name", VIEW, ("r", "items", 0, "name")),
+    ("resource.items[?name == 'n3'] | [0].on", VIEW, ("r", "items", 2, "on")),  # a missing field
+    ("items[?@] | [0].name", TRACKED_VIEW, ("r", "items", 1, "name")),  # a null item is not kept
+    ("containers[?has(env, 'X')] | [0].env.X", TRACKED_VIEW, ("r", "c1", "env", "X")),
+    ("containers[?name] | [0].raw.env", TRACKED_VIEW, ("r", "spec", "env")),  # a fact holding a manifest node
+    ("resource.spec.missing.x", VIEW, ("r", "spec", "missing", "x")),
+    ("resource.items[].on", VIEW, [("r", "items", 0, "on"), ("r", "items", 1, "on")]),  # nulls dropped
+    ("resource.items[?on].name || kind", VIEW, [("r", "items", 0, "name")]),
+    ("kind && resource.spec", VIEW, ("r", "spec")),
+    ("[kind, resource.spec.backoffLimit]", VIEW, [("r", "kind"), ("r", "spec", "backoffLimit")]),
+    ("{a: kind, b: resource.items[0]}.b.name", VIEW, ("r", "items", 0, "name")),
+    ("resource.items | [-2]", VIEW, ("r", "items", 1)),
+    ("resource.items[?missing] | [0].name", VIEW, None),
+    ("pods[?on] | [0]", TRACKED_VIEW, None),  # a view's item with no paths of its own
+])
+def test_a_tracked_expression_places_its_value(expression: str, value: Any, where: Any) -> None:
+    assert _tracked(expression, value)[1] == where

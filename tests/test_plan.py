@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from conftest import EXAMPLES
 
+from kubegap_lint.catalog.compile import is_true
 from kubegap_lint.config.settings import Settings
-from kubegap_lint.engine.evaluate import Plan, _conjuncts, evaluate_workload
+from kubegap_lint.engine.evaluate import Plan, _conjuncts
 from kubegap_lint.engine.run import Linter
 from kubegap_lint.workloads import views as views_module
 
@@ -36,10 +37,10 @@ def _views(linter: Linter, paths: list[str], monkeypatch: pytest.MonkeyPatch) ->
 
 
 def _alone(policy: Any, view: Any, resource: Any, interpreter: Any) -> list[Any] | str:
-    try:
-        return list(evaluate_workload([policy], view, resource, interpreter))
-    except Exception as exc:  # noqa: BLE001 - compared with what the plan reports
-        return f"{type(exc).__name__}: {exc}"
+    """The policy's findings by a plan of its own (no term shared with another policy)."""
+    for _, outcome in Plan([policy], interpreter).evaluate(view, resource):
+        return outcome if isinstance(outcome, list) else f"{type(outcome).__name__}: {outcome}"
+    return []
 
 
 def test_the_plan_finds_what_each_policy_alone_finds_on_the_examples(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -148,8 +149,6 @@ def test_applies_answers_as_the_evaluation_does_and_the_evaluation_reuses_its_an
         monkeypatch: pytest.MonkeyPatch) -> None:
     # The view builder asks `applies` before it makes the facts only some rules read
     # (s23-views' guards); the evaluation of that view then tests no term again.
-    from kubegap_lint.engine.evaluate import truthy
-
     linter = Linter(Settings())
     seen = _views(linter, [str(EXAMPLES / "KG301-nccl-async-error-handling-off")], monkeypatch)
     assert len(seen) >= 3
@@ -167,7 +166,7 @@ def test_applies_answers_as_the_evaluation_does_and_the_evaluation_reuses_its_an
     applying = 0
     for resource, view in seen:
         answers = [plan.applies(view, policy) for policy in linter.workload_policies]
-        assert answers == [truthy(interpreter.search(p.applies_to, view)) for p in linter.workload_policies]
+        assert answers == [is_true(interpreter.search(p.applies_to, view)) for p in linter.workload_policies]
         applying += sum(answers)
         calls[0] = 0
         plan.evaluate(view, resource)

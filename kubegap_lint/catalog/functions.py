@@ -3,8 +3,7 @@ docs/writing-policies.md. They are pure: no I/O, no code from the policy is ever
 
 from __future__ import annotations
 
-import operator
-from functools import lru_cache
+from collections.abc import Callable
 from typing import Any
 
 import jmespath.functions
@@ -44,33 +43,28 @@ class PolicyFunctions(jmespath.functions.Functions):
         self._lowered: dict[int, tuple[list[Any], tuple[str, ...]]] = {}
         self._matchers: dict[str, Any] = {}  # match()'s compiled patterns, by pattern
 
-    def constant_form(self, name: str, constant: Any) -> tuple[type, Any] | None:
-        """For a call `name(x, constant)` whose second argument is the same value on every call
-        (a literal, a parameter, a list of literals): (a type, f) such that f(x) is what the
-        function returns for every x of exactly that type, precomputed from the constant and
-        mostly a C-level call (no Python frame: compile.py calls it in place of the function,
-        after the same argument checks); None when there is none. Kept beside the functions
-        it stands for, so the two cannot drift apart unnoticed (tests/test_compile.py)."""
-        if type(self).FUNCTION_TABLE.get(name, {}).get("function") is not getattr(PolicyFunctions, "_func_" + name, None):
-            return None  # a function this class does not define itself
-        if name == "starts_with_any" and isinstance(constant, list):
-            prefixes = tuple(prefix for prefix in constant if isinstance(prefix, str))
-            if "" in prefixes:
-                return None  # '' starts with '', but an empty subject starts with nothing here
-            return str, operator.methodcaller("startswith", prefixes)
-        if name == "has" and isinstance(constant, str):
-            return dict, operator.methodcaller("__contains__", constant)
-        if name == "known_name" and isinstance(constant, list):
-            words = [entry for entry in constant if isinstance(entry, str)]
-            names, prefixes = frozenset(words), tuple(w[:-1] for w in words if w.endswith("*"))
-            if not prefixes:
-                return str, names.__contains__
+    def caller(self, name: str) -> tuple[Callable[..., Any], Callable[[list[Any]], bool]]:
+        """(the function `name` bound to this run, check): how compile.py calls a function.
+        FUNCTION_TABLE (jmespath's registry of the `_func_` methods, jmespath's own included)
+        is the one list of names. `check(arguments)` is jmespath's own check of the arguments,
+        raising jmespath's errors (an unknown name first); it returns whether the types of the
+        arguments were all it read (a signature without variadic or item-typed arrays), so
+        that the caller may remember the types it accepted."""
+        spec = self.FUNCTION_TABLE.get(name)
+        if spec is None:
+            def unknown(arguments: list[Any]) -> bool:
+                self.call_function(name, arguments)  # raises UnknownFunctionError
+                return False
 
-            def known(subject: str) -> bool:
-                return subject in names or subject.startswith(prefixes)
+            return (lambda *arguments: None), unknown
+        signature = spec["signature"]
+        plain = not any(a.get("variadic") or any("-" in t for t in a.get("types") or ()) for a in signature)
 
-            return str, known
-        return None
+        def check(arguments: list[Any]) -> bool:
+            self._validate_arguments(arguments, signature, name)
+            return plain
+
+        return spec["function"].__get__(self), check
 
     @jmespath.functions.signature({"types": ["string"]})
     def _func_param(self, name: str) -> Any:
@@ -185,163 +179,54 @@ class PolicyFunctions(jmespath.functions.Functions):
 
 
 class PolicyInterpreter:
-    """Evaluates compiled policy expressions, with one JMESPath interpreter for a whole run.
+    """Evaluates policy expressions for one run: each expression is compiled into closures
+    (compile.py) the first time it is searched and kept for the run. Every search has its own
+    value budget (compile.Budget)."""
 
-    jmespath's `ParsedResult.search` builds a new interpreter on every call, and each is a
-    reference cycle (its method cache holds methods bound to itself) that only the cyclic
-    garbage collector frees; a run pauses the collector (parallel.collector_paused). Measured
-    on bench/stream_memory.py's stream: 40,000 interpreters, 270,000 objects, left behind per
-    MB of input. The interpreter keeps no state between calls, so one serves every search.
+    def __init__(self, params: dict[str, Any]) -> None:
+        from kubegap_lint.catalog.compile import Budget, Compiler
 
-    Each expression is compiled into closures (compile.py) the first time it is searched and
-    kept for the run; `compiled=False` walks the AST with the interpreter instead (the
-    reference the differential test compares against).
-    """
-
-    def __init__(self, params: dict[str, Any], compiled: bool = True) -> None:
         self._functions = PolicyFunctions(params)
-        self._interpreter = _bounded_interpreter_class()(jmespath.Options(custom_functions=self._functions))
-        self._visit = self._interpreter.visit
-        self._compiled = compiled
-        self._compiler: Any = None  # made at the first search: a run without workloads needs none
+        self.budget = Budget()
+        self.compiler = Compiler(self._functions, self.budget)
         # id(expression) -> (expression, evaluator); the expression is kept so its id stays its own.
         self._evaluators: dict[int, tuple[Any, Any]] = {}
-        self._nodes: dict[int, tuple[Any, Any]] = {}  # the same for single nodes of a tree
-        # search_view's memory: the view (kept alive, so its id is its own) and its results.
-        self._view: Any = None
-        self._remembered: dict[str, Any] = {}
-        self._keys: dict[int, tuple[Any, str]] = {}
+        self._tracking: Any = None
+
+    @property
+    def tracking(self) -> Any:
+        """The compiler's tracking variant (catalog/tracked.py), made when a finding is first
+        located: what engine/locate.py evaluates an `at:` expression with."""
+        if self._tracking is None:
+            from kubegap_lint.catalog.tracked import Tracking
+
+            self._tracking = Tracking(self.compiler)
+        return self._tracking
 
     def evaluator(self, expression: Any) -> Any:
         """A callable value -> result for a compiled expression (jmespath.compile's result)."""
         found = self._evaluators.get(id(expression))
         if found is not None and found[0] is expression:
             return found[1]
-        evaluate = self.node_evaluator(expression.parsed)
-        self._evaluators[id(expression)] = (expression, evaluate)
-        return evaluate
+        evaluate = self.compiler.compile(expression.parsed)
+        budget = self.budget
 
-    def node_evaluator(self, parsed: dict[str, Any]) -> Any:
-        """A callable value -> result for a parsed tree, each call a search of its own (its own
-        value budget); engine/evaluate.Plan searches the terms of an applies_to this way."""
-        evaluate = self._evaluate(parsed)
-        if self._compiled:
-            from kubegap_lint.catalog.compile import counts
-
-            if not counts(parsed):  # builds nothing that counts: no budget to reset
-                return evaluate
-        interpreter = self._interpreter
-
-        def bounded(value: Any) -> Any:
-            interpreter.produced = 0  # each search has its own budget of MAX_VALUES
+        def search(value: Any) -> Any:
+            budget.produced = 0  # each search has its own budget
             return evaluate(value)
 
-        return bounded
+        self._evaluators[id(expression)] = (expression, search)
+        return search
 
     def plain_evaluator(self, parsed: dict[str, Any]) -> Any:
-        """The callable of `node_evaluator` without its budget reset: the caller sets
-        `budget.produced = 0` before each search it makes with it (engine/evaluate.Plan, which
-        makes a few dozen searches a view, saves a call each)."""
-        return self._evaluate(parsed)
-
-    @property
-    def budget(self) -> Any:
-        """What counts a search's values (`produced`) against MAX_VALUES."""
-        return self._interpreter
-
-    def _evaluate(self, parsed: dict[str, Any]) -> Any:
-        if self._compiled:
-            if self._compiler is None:
-                from kubegap_lint.catalog.compile import Compiler
-
-                self._compiler = Compiler(self._functions, self._interpreter)
-            return self._compiler.compile(parsed)
-        visit = self._visit
-
-        def evaluate(value: Any) -> Any:
-            return visit(parsed, value)
-
-        return evaluate
-
-    def visit(self, node: dict[str, Any], value: Any) -> Any:
-        """One node of a parsed expression's tree on a value, compiled as searches are, with the
-        same budget (engine/locate.py evaluates the nodes that compute through it)."""
-        found = self._nodes.get(id(node))
-        if found is None or found[0] is not node:
-            found = self._nodes[id(node)] = (node, self._evaluate(node))
-        self._interpreter.produced = 0
-        return found[1](value)
-
-    def search_view(self, expression: Any, view: Any) -> Any:
-        """`search` on a workload view, remembered for that view: rules share their applies_to
-        and for_each expressions (`training && has_gpu`, `pods[?nccl_gpu]`), and the run asks
-        each rule in turn about the same view. An expression is known by its parsed tree, so
-        two rules that write it differently (spacing, folding) share it too."""
-        if view is not self._view:
-            self._view, self._remembered = view, {}
-        key = self._keys.get(id(expression))
-        if key is None or key[0] is not expression:
-            key = self._keys[id(expression)] = (expression, repr(expression.parsed))
-        found = self._remembered.get(key[1], _NOTHING)
-        if found is _NOTHING:
-            found = self._remembered[key[1]] = self.search(expression, view)
-        return found
+        """The closures of a parsed tree, without a budget reset: the caller sets
+        `budget.produced = 0` before each search it makes with it (engine/evaluate.Plan)."""
+        return self.compiler.compile(parsed)
 
     def search(self, expression: Any, value: Any) -> Any:
         """What `expression.search(value, options)` gives, for a compiled expression; a
-        JMESPathError when it builds more than MAX_VALUES values (see BoundedInterpreter)."""
+        JMESPathError when it builds more than MAX_VALUES values (see compile.Budget)."""
         found = self._evaluators.get(id(expression))
         if found is not None and found[0] is expression:
             return found[1](value)
         return self.evaluator(expression)(value)
-
-
-_NOTHING = object()
-
-# An expression from a policy may build values that grow exponentially with its length:
-# forty `[@, @][]` stages double a list forty times (2.5 GB was measured before this bound).
-# Every list an expression builds (projections, flattens, multi-selects, function results)
-# and every character of a string a function returns count against one search's budget.
-MAX_VALUES = 1_000_000
-
-
-@lru_cache(maxsize=1)
-def _bounded_interpreter_class() -> Any:
-    from jmespath import visitor
-
-    class BoundedInterpreter(visitor.TreeInterpreter):  # type: ignore[misc]
-        produced = 0
-        limit = MAX_VALUES  # compile.py's closures count into `produced` against it too
-
-        def over_budget(self) -> None:
-            raise JMESPathError(f"the expression built over {MAX_VALUES:,} values: stopped")
-
-        def _count(self, result: Any) -> Any:
-            if isinstance(result, (list, dict, str)):
-                self.produced += len(result)
-                if self.produced > MAX_VALUES:
-                    self.over_budget()
-            return result
-
-        def visit_flatten(self, node: Any, value: Any) -> Any:
-            return self._count(super().visit_flatten(node, value))
-
-        def visit_projection(self, node: Any, value: Any) -> Any:
-            return self._count(super().visit_projection(node, value))
-
-        def visit_filter_projection(self, node: Any, value: Any) -> Any:
-            return self._count(super().visit_filter_projection(node, value))
-
-        def visit_value_projection(self, node: Any, value: Any) -> Any:
-            return self._count(super().visit_value_projection(node, value))
-
-        def visit_multi_select_list(self, node: Any, value: Any) -> Any:
-            return self._count(super().visit_multi_select_list(node, value))
-
-        def visit_multi_select_dict(self, node: Any, value: Any) -> Any:
-            return self._count(super().visit_multi_select_dict(node, value))
-
-        def visit_function_expression(self, node: Any, value: Any) -> Any:
-            return self._count(super().visit_function_expression(node, value))
-
-    return BoundedInterpreter

@@ -4,9 +4,10 @@ nearest existing parent when that node is a missing field, which the finding the
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from kubegap_lint.catalog.compile import is_true
 from kubegap_lint.catalog.policies import Policy
 from kubegap_lint.core.model import Finding, Location, Severity
 from kubegap_lint.engine.locate import Tracker, own, path_of
@@ -14,19 +15,10 @@ from kubegap_lint.input.parse import KeyPath, dotted
 from kubegap_lint.input.read import InputFault, Resource
 
 
-def truthy(value: Any) -> bool:
-    """JMESPath's truth: false, null and empty strings, lists and objects are false; 0 is true."""
-    if value is None or value is False:
-        return False
-    if isinstance(value, (str, list, dict)) and not value:
-        return False
-    return True
-
-
 def _elements(value: Any) -> list[Any]:
     if isinstance(value, list):
         return value
-    return [value] if truthy(value) else []
+    return [value] if is_true(value) else []
 
 
 def _element_path(element: Any, fallback: int) -> str:
@@ -59,7 +51,7 @@ def _element_places(policy: Policy, view: Mapping[str, Any], tracker: Any) -> li
         return []
     if isinstance(value, list):
         return list(where) if isinstance(where, list) else [own(v) for v in value]
-    return [where] if truthy(value) else []
+    return [where] if is_true(value) else []
 
 
 def _place(resource: Resource, path: KeyPath | None, matched: str) -> Place:
@@ -112,53 +104,42 @@ def _conjuncts(node: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 class Plan:
-    """The run's workload policies, arranged once for every view.
+    """The run's workload policies, arranged once for every view: the one evaluation loop.
 
     Rules ask the same of a view: `serving && has_gpu && ...` opens five of them, and their
     applies_to share leading terms (KG101's is KG103's and one more). Each applies_to is split
     into its `&&` terms, every distinct term (by its parsed tree) is tested at most once a
     view, and a rule whose applies_to is false costs a few list reads. A for_each several
     rules share (`pods[?nccl_gpu]`) is searched once a view too. Each term is its own search,
-    with its own value budget (functions.MAX_VALUES), as each expression is; a term that raises
-    is not remembered, so every rule that asks it reports the error, as before. The rest of a
-    rule (violation per element, then what a finding needs) is `_findings`. The searches are
-    the interpreter's plain closures: the plan resets the budget before each one itself."""
+    with its own value budget (compile.MAX_VALUES), as each expression is; a term that raises
+    is not remembered, so every rule that asks it reports the error."""
 
     def __init__(self, policies: Iterable[Policy], interpreter: Any) -> None:
         self.interpreter = interpreter
         self.budget = interpreter.budget
         self.tests: list[Any] = []  # the distinct applies_to terms, compiled
         self.for_eaches: list[Any] = []  # the distinct for_each expressions, compiled
-        # (policy, its terms' numbers, its for_each's number or -1, its violation compiled);
-        # a policy without applies_to or violation is evaluated by evaluate_workload (None).
+        # (policy, its terms' numbers, its for_each's number or -1, its violation compiled)
         self.entries: list[tuple[Policy, tuple[int, ...], int, Any]] = []
-        self.tracked: dict[int, tuple[Any, Any]] = {}  # locate.Tracker's closures, for the run
         self.renderers: dict[int, tuple[Policy, Any]] = {}  # id(policy) -> its message's renderer
         # The terms' answers on the last view asked (kept alive, so its id stays its own):
         # `applies` fills them before the view is evaluated, and the evaluation reads them.
         self._view: Any = None
         self._truth: list[bool | None] = []
-        self._entry_of: dict[int, int] = {}  # id(policy) -> its entry
         terms: dict[str, int] = {}
         for_eaches: dict[str, int] = {}
         for policy in policies:
-            if policy.applies_to is None or policy.violation is None:
-                self.entries.append((policy, (), -1, None))
-                continue
+            assert policy.applies_to is not None and policy.violation is not None  # the schema's
             numbers = []
             for node in _conjuncts(policy.applies_to.parsed):
-                key = repr(node)
-                if key not in terms:
-                    terms[key] = len(self.tests)
+                numbers.append(terms.setdefault(repr(node), len(self.tests)))
+                if numbers[-1] == len(self.tests):
                     self.tests.append(interpreter.plain_evaluator(node))
-                numbers.append(terms[key])
             each = -1
             if policy.for_each is not None:
-                key = repr(policy.for_each.parsed)
-                if key not in for_eaches:
-                    for_eaches[key] = len(self.for_eaches)
+                each = for_eaches.setdefault(repr(policy.for_each.parsed), len(self.for_eaches))
+                if each == len(self.for_eaches):
                     self.for_eaches.append(interpreter.plain_evaluator(policy.for_each.parsed))
-                each = for_eaches[key]
             self.entries.append((policy, tuple(numbers), each, interpreter.plain_evaluator(policy.violation.parsed)))
         self._entry_of = {id(entry[0]): number for number, entry in enumerate(self.entries)}
 
@@ -167,76 +148,48 @@ class Plan:
             self._view, self._truth = view, [None] * len(self.tests)
         return self._truth
 
-    def applies(self, view: Mapping[str, Any], policy: Policy) -> bool:
-        """Is the policy's applies_to true of the view? The terms' answers are the ones the
-        evaluation of this view then reads (the view builder asks before it makes the facts
-        only such policies read). Raises what the evaluation would raise, remembering nothing."""
-        number = self._entry_of.get(id(policy))
-        entry = self.entries[number] if number is not None else None
-        if entry is None or entry[0] is not policy or entry[3] is None:
-            return truthy(self.interpreter.search(policy.applies_to, view))
-        truth = self._answers(view)
-        tests = self.tests
-        budget = self.budget
-        for term in entry[1]:
-            passed = truth[term]
+    def _passes(self, view: Any, numbers: tuple[int, ...], truth: list[bool | None]) -> bool:
+        """Are the terms true of the view (`truth`: their answers so far)? Each is asked once
+        a view; one that raises is not remembered."""
+        for number in numbers:
+            passed = truth[number]
             if passed is None:
-                budget.produced = 0  # each term its own search, with its own budget
-                passed = truth[term] = truthy(tests[term](view))
+                self.budget.produced = 0  # each term its own search, with its own budget
+                passed = truth[number] = is_true(self.tests[number](view))
             if not passed:
                 return False
         return True
 
-    def evaluate(self, view: Mapping[str, Any], resource: Resource,
-                 tracker: Tracker | None = None) -> list[tuple[Policy, list[Finding] | Exception]]:
+    def applies(self, view: Mapping[str, Any], policy: Policy) -> bool:
+        """Is the policy's applies_to true of the view? The terms' answers are the ones the
+        evaluation of this view then reads (the view builder asks before it makes the facts
+        only such policies read). Raises what the evaluation would raise, remembering nothing."""
+        return self._passes(view, self.entries[self._entry_of[id(policy)]][1], self._answers(view))
+
+    def evaluate(self, view: Mapping[str, Any], resource: Resource) -> list[tuple[Policy, list[Finding] | Exception]]:
         """Each policy's findings on one view, or the exception that stopped it, in policy
         order; policies that do not apply or find nothing are left out."""
         results: list[tuple[Policy, list[Finding] | Exception]] = []
-        tests = self.tests
-        truth = self._answers(view)
         elements_of: list[list[Any] | None] = [None] * len(self.for_eaches)
         budget = self.budget
+        truth = self._answers(view)
         workload: _Workload | None = None  # made at the first finding (most views have few)
         for policy, numbers, each, violation in self.entries:
             try:
-                if violation is None:
-                    if workload is None:
-                        workload = _Workload(view, resource, self.interpreter, tracker, self.tracked, self.renderers)
-                    alone = list(evaluate_workload([policy], view, resource, self.interpreter, workload.tracker))
-                    if alone:
-                        results.append((policy, alone))
+                if not self._passes(view, numbers, truth):
                     continue
-                for number in numbers:
-                    passed = truth[number]
-                    if passed is None:
-                        budget.produced = 0  # each search has its own budget (MAX_VALUES)
-                        value = tests[number](view)
-                        passed = truth[number] = not (value is None or value is False or (
-                            not value and isinstance(value, (str, list, dict))))
-                    if not passed:
-                        break
-                else:
-                    if each < 0:
-                        elements: list[Any] = [view]
-                    else:
-                        elements = elements_of[each]  # type: ignore[assignment]
-                        if elements is None:
-                            budget.produced = 0
-                            elements = elements_of[each] = _elements(self.for_eaches[each](view))
-                    found: list[Finding] | None = None
-                    for number, element in enumerate(elements):
-                        budget.produced = 0
-                        value = violation(element)
-                        if value is None or value is False or (not value and isinstance(value, (str, list, dict))):
-                            continue
-                        if found is None:
-                            found = []
-                        if workload is None:
-                            workload = _Workload(view, resource, self.interpreter, tracker, self.tracked,
-                                                 self.renderers)
+                elements = [view] if each < 0 else elements_of[each]
+                if elements is None:
+                    budget.produced = 0
+                    elements = elements_of[each] = _elements(self.for_eaches[each](view))
+                found: list[Finding] = []
+                for number, element in enumerate(elements):
+                    budget.produced = 0
+                    if is_true(violation(element)):
+                        workload = workload or _Workload(view, resource, self.interpreter, self.renderers)
                         found.append(workload.finding(policy, elements, number, element))
-                    if found:
-                        results.append((policy, found))
+                if found:
+                    results.append((policy, found))
             except Exception as exc:  # noqa: BLE001 - the run reports it, naming the policy
                 results.append((policy, exc))
         return results
@@ -246,23 +199,15 @@ class _Workload:
     """What the findings of one workload share, made at the first finding that needs it."""
 
     def __init__(self, view: Mapping[str, Any], resource: Resource, interpreter: Any,
-                 tracker: Tracker | None, tracked: dict[int, tuple[Any, Any]] | None = None,
-                 renderers: dict[int, tuple[Policy, Any]] | None = None) -> None:
+                 renderers: dict[int, tuple[Policy, Any]]) -> None:
         self.view = view
-        self.tracked = tracked
         self.renderers = renderers
         self.resource = resource
         self.interpreter = interpreter
-        self._tracker = tracker
+        self.tracker = Tracker(interpreter.tracking, resource.data, resource.base)
         self.ref: Any = None
         self.found_by_role: dict[Any, Any] | None = None
         self.places: dict[int, list[Any]] = {}  # id(policy) -> the for_each elements' path maps
-
-    @property
-    def tracker(self) -> Tracker:
-        if self._tracker is None:
-            self._tracker = Tracker(self.interpreter.visit, self.resource.data, self.resource.base, self.tracked)
-        return self._tracker
 
     def finding(self, policy: Policy, elements: list[Any], number: int, element: Any) -> Finding:
         view, resource, interpreter = self.view, self.resource, self.interpreter
@@ -277,14 +222,10 @@ class _Workload:
             element_where = places[number] if number < len(places) else None
         place = locate(policy, element, element_where, resource, tracker)
         assert policy.message is not None
-        renderers = self.renderers
-        if renderers is None:
-            message = policy.message.render(element, interpreter)
-        else:
-            renderer = renderers.get(id(policy))
-            if renderer is None or renderer[0] is not policy:
-                renderer = renderers[id(policy)] = (policy, policy.message.renderer(interpreter))
-            message = renderer[1](element)
+        renderer = self.renderers.get(id(policy))
+        if renderer is None or renderer[0] is not policy:
+            renderer = self.renderers[id(policy)] = (policy, policy.message.renderer(interpreter))
+        message = renderer[1](element)
         severity = policy.severity
         if policy.severity_expr is not None:
             chosen = interpreter.search(policy.severity_expr, element)
@@ -315,26 +256,6 @@ class _Workload:
             policy.evidence, False, None, place.key_path, place.missing, None, None,
             found_by if isinstance(found_by, str) else None,
         )
-
-
-def evaluate_workload(
-    policies: Iterable[Policy], view: Mapping[str, Any], resource: Resource, interpreter: Any,
-    tracker: Tracker | None = None,
-) -> Iterator[Finding]:
-    """Every finding of the given policies on one workload view; `interpreter` is the run's
-    functions.PolicyInterpreter. `tracker` locates the findings (one per resource serves every
-    policy; made here when not given). A run evaluates through a `Plan`; this is the same
-    evaluation, one policy after another, for a policy the plan does not arrange."""
-    search = interpreter.search
-    on_view = getattr(interpreter, "search_view", search)  # shared by the rules that ask the same
-    workload = _Workload(view, resource, interpreter, tracker)
-    for policy in policies:
-        if not truthy(on_view(policy.applies_to, view)):
-            continue  # nothing else of the policy is evaluated
-        elements = _elements(on_view(policy.for_each, view)) if policy.for_each else [view]
-        for number, element in enumerate(elements):
-            if truthy(search(policy.violation, element)):
-                yield workload.finding(policy, elements, number, element)
 
 
 def view_needs(policies: Iterable[Policy]) -> frozenset[str] | None:

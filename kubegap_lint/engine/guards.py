@@ -2,7 +2,7 @@
 
 The view builder makes some costlier facts (workloads/views.py: ViewBuilder.DEFERRED) only
 once the rest of the view is built, and only when a rule that reads them applies to the
-workload: a rule whose `applies_to` is false evaluates nothing else (evaluate.evaluate_workload),
+workload: a rule whose `applies_to` is false evaluates nothing else (engine/evaluate.Plan),
 so a fact only such rules read changes no finding. A fact is deferred only when no reader's
 `applies_to` reads a deferred fact itself, so each `applies_to` asked is the one the rule meets
 later; asked through the run's evaluation plan (engine/evaluate.Plan.applies), whose term
