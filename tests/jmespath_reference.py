@@ -10,7 +10,7 @@ import jmespath
 from jmespath import visitor
 from jmespath.exceptions import JMESPathError
 
-from kubegap_lint.catalog.compile import MAX_VALUES
+from kubegap_lint.catalog.compile import MAX_VALUES, WALKING_FUNCTIONS, tree_size
 from kubegap_lint.catalog.functions import PolicyFunctions
 
 
@@ -45,8 +45,27 @@ class BoundedInterpreter(visitor.TreeInterpreter):  # type: ignore[misc]
     def visit_multi_select_dict(self, node: Any, value: Any) -> Any:
         return self._count(super().visit_multi_select_dict(node, value))
 
+    def _spend(self, size: int) -> None:
+        self.produced += size
+        if self.produced > MAX_VALUES:
+            raise JMESPathError(f"the expression built over {MAX_VALUES:,} values: stopped")
+
+    def visit_comparator(self, node: Any, value: Any) -> Any:
+        if node["value"] not in ("eq", "ne"):
+            return super().visit_comparator(node, value)
+        # As the compiled closures do: comparing two lists or objects walks both, charged first.
+        left, right = (self.visit(child, value) for child in node["children"])
+        if isinstance(left, (list, dict)) and isinstance(right, (list, dict)):
+            self._spend(min(tree_size(left), tree_size(right)))
+        equal = visitor._equals(left, right)
+        return equal if node["value"] == "eq" else not equal
+
     def visit_function_expression(self, node: Any, value: Any) -> Any:
-        return self._count(super().visit_function_expression(node, value))
+        arguments = [self.visit(child, value) for child in node["children"]]
+        walked = WALKING_FUNCTIONS.get(node["value"])
+        if walked is not None and all(isinstance(arguments[i], (list, dict)) for i in walked if i < len(arguments)):
+            self._spend(tree_size(arguments[walked[0]]))
+        return self._count(self._functions.call_function(node["value"], arguments))
 
 
 class ReferenceInterpreter:

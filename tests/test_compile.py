@@ -361,3 +361,22 @@ def test_the_commonest_shapes_give_what_jmespath_gives_and_count_what_it_counts(
             want, got = reference(expression, document), compiled(fast, expression, document)
             assert want[0] == got[0] and same(want[1], got[1]), (text, document, want, got)
             assert _budget_used(fast, expression, document) == _budget_used(slow, expression, document), (text, document)
+
+
+def test_comparing_or_printing_shared_halves_is_charged_by_what_it_walks() -> None:
+    """`[@, @]` forty times builds 80 values whose tree holds 2^40: comparing two of them, or
+    printing one, would take hours or all memory (issue 35). The budget charges what is walked."""
+    import time
+
+    doubled = "a" + " | [@, @]" * 40
+    for text in (f"({doubled}) == ({doubled})", f"to_string({doubled})", f"contains([{doubled}], {doubled})"):
+        expression = jmespath.compile(text)
+        for interpreter in (PolicyInterpreter(PARAMS), ReferenceInterpreter(PARAMS)):
+            started = time.monotonic()
+            with pytest.raises(jmespath.exceptions.JMESPathError, match="built over 1,000,000 values"):
+                interpreter.search(expression, {"a": "x"})
+            assert time.monotonic() - started < 5, text
+    # Small structures compare and print as before, charged their size.
+    interpreter = PolicyInterpreter(PARAMS)
+    assert interpreter.search(jmespath.compile("(a | [@, @]) == (a | [@, @])"), {"a": [1]}) is True
+    assert interpreter.search(jmespath.compile("to_string(a | [@, @])"), {"a": [1]}) == "[[1],[1]]"

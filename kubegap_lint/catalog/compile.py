@@ -62,6 +62,48 @@ def _orderable(x: Any) -> bool:
         kind is not bool and x is not None and isinstance(x, (Number, str)))
 
 
+def _charged(function: Callable[..., Any], walked: tuple[int, ...],
+             spend: Callable[[int], None]) -> Callable[..., Any]:
+    """`function`, charging the tree size of its walked arguments first when they are lists or
+    objects (`contains` of a string or a scalar needle walks nothing deep)."""
+
+    def call(*arguments: Any) -> Any:
+        if all(isinstance(arguments[i], (list, dict)) for i in walked if i < len(arguments)):
+            spend(tree_size(arguments[walked[0]]))
+        return function(*arguments)
+
+    return call
+
+
+def tree_size(value: Any, limit: int = MAX_VALUES) -> int:
+    """How many values `value` holds counted as a tree: a list or object met twice counts twice,
+    as comparing or printing it visits it twice (`[@, @]` forty times shares its halves: 80
+    values built, 2^40 visited). Linear in the distinct containers; stops counting past limit."""
+    if not isinstance(value, (list, dict)):
+        return 1
+    sizes: dict[int, int] = {}
+    stack = [value]
+    while stack:
+        node = stack[-1]
+        if id(node) in sizes:
+            stack.pop()
+            continue
+        children = list(node.values()) if isinstance(node, dict) else node
+        waiting = [c for c in children if isinstance(c, (list, dict)) and id(c) not in sizes]
+        if waiting:
+            stack.extend(waiting)
+            continue
+        total = 1 + sum(sizes[id(c)] if isinstance(c, (list, dict)) else 1 for c in children)
+        sizes[id(node)] = min(total, limit + 1)
+        stack.pop()
+    return sizes[id(value)]
+
+
+# Functions that walk a whole argument (printing it, comparing a needle with each item), charged
+# its tree size before they run: otherwise a few values built could take hours or all memory.
+WALKING_FUNCTIONS = {"to_string": (0,), "contains": (0, 1)}
+
+
 class Budget:
     """What one search has built so far (`produced`), against MAX_VALUES; whoever starts a
     search sets `produced = 0`."""
@@ -204,8 +246,12 @@ class Compiler:
         if name in ("eq", "ne"):
             same = name == "eq"
 
+            budget = self.budget
+
             def equality(value: Any) -> bool:
                 x, y = left(value), right(value)
+                if isinstance(x, (list, dict)) and isinstance(y, (list, dict)):  # comparing walks both
+                    budget.spend(min(tree_size(x), tree_size(y)))
                 # jmespath's _equals differs from == only when a side is a boolean (1 == true is false).
                 if x is True or x is False or y is True or y is False:
                     return bool(_equals(x, y)) is same
@@ -381,6 +427,9 @@ class Compiler:
         arguments = self._children(node)
         function, check = self.functions.caller(node["value"])
         budget, spend = self.budget, self.budget.spend
+        walked = WALKING_FUNCTIONS.get(node["value"])
+        if walked is not None:
+            function = _charged(function, walked, spend)
         accepted: set[tuple[type, ...]] = set()  # argument types check() accepted by type alone
         first, second = (*arguments, None, None)[:2]
         count = len(arguments)
