@@ -22,7 +22,7 @@ from kubegap_lint.core.model import Finding, Location
 from kubegap_lint.core.record import record, replace
 from kubegap_lint.input.read import Resource
 from kubegap_lint.kustomize.origin import Origin, pop_origin
-from kubegap_lint.kustomize.patches import KeyPath, Patch, agrees, claim, patches_of, targets, walk
+from kubegap_lint.kustomize.patches import KeyPath, Patch, agrees, claim, patches_of, targets, value_at, walk
 from kubegap_lint.kustomize.replacements import replaced
 from kubegap_lint.kustomize.tree import Closure, Kustomization, ancestors, closure, folders_below, forget_files, load
 from kubegap_lint.kustomize.yamlfile import Doc, documents
@@ -175,8 +175,8 @@ class OriginMapper:
         # A mapping's line stands whatever transformers did inside it; a value must be the same.
         container = isinstance(node, dict) or isinstance(node, list) and any(isinstance(v, (dict, list)) for v in node)
         # The name's line stands when namePrefix or nameSuffix changed it (the rendered name holds it).
-        renamed = key_path == ("metadata", "name") and isinstance(node, str) and node in str(_at(data, key_path))
-        exact = whole and (container or renamed or agrees(node, _at(data, key_path)))
+        renamed = key_path == ("metadata", "name") and isinstance(node, str) and node in str(value_at(data, key_path))
+        exact = whole and (container or renamed or agrees(node, value_at(data, key_path)))
         return Placed(base.path, where[0], where[1], not exact)
 
     def _generated(self, found: Origin, data: dict[str, Any], key_path: KeyPath) -> Placed | None:
@@ -203,12 +203,12 @@ def _transformed(kustomization: Kustomization, data: dict[str, Any], key_path: K
                  base: Doc | None) -> Placed | None:
     """A node one of the kustomization's transformers set: an image by `images`, the namespace
     by `namespace`, a label by `labels` or `commonLabels`."""
-    rendered = _at(data, key_path)
+    rendered = value_at(data, key_path)
     if key_path == ("metadata", "namespace") and kustomization.data.get("namespace") == rendered:
         line, column = kustomization.place(("namespace",))
         return Placed(kustomization.path, line, column, False)
     if key_path and key_path[-1] == "image" and isinstance(rendered, str):
-        written = _at(base.data, walk(base.data, data, key_path)[0]) if base is not None else None
+        written = value_at(base.data, walk(base.data, data, key_path)[0]) if base is not None else None
         if isinstance(written, str) and written != rendered:
             image = written.split("@")[0].rsplit(":", 1)[0] if "/" in written or ":" in written else written
             for number, entry in kustomization.listed("images"):
@@ -267,15 +267,6 @@ def _labels(data: dict[str, Any]) -> dict[str, Any]:
     metadata = data.get("metadata")
     labels = metadata.get("labels") if isinstance(metadata, dict) else None
     return labels if isinstance(labels, dict) else {}
-
-
-def _at(data: Any, key_path: KeyPath) -> Any:
-    for step in key_path:
-        if isinstance(step, int):
-            data = data[step] if isinstance(data, list) and step < len(data) else None
-        else:
-            data = data.get(step) if isinstance(data, dict) else None
-    return data
 
 
 def _joined(base: str, path: str | None) -> str | None:

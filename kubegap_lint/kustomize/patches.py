@@ -103,7 +103,7 @@ def claim(patch: Patch, rendered_doc: Any, key_path: KeyPath, in_base: bool) -> 
     path, node, whole = walk(patch.doc.data, rendered_doc, key_path)
     if not whole:
         return None
-    rendered = _at(rendered_doc, key_path)
+    rendered = value_at(rendered_doc, key_path)
     scalar_like = not isinstance(node, (dict, list)) or isinstance(node, list) and not any(
         isinstance(v, (dict, list)) for v in node)
     if (scalar_like or not in_base) and agrees(node, rendered):
@@ -144,7 +144,7 @@ def _claim_json(patch: Patch, rendered_doc: Any, key_path: KeyPath) -> tuple[Key
             continue
         rest = key_path[len(segments):]
         path, written, whole = walk(operation["value"], node, rest)
-        if whole and agrees(written, _at(node, rest)):
+        if whole and agrees(written, value_at(node, rest)):
             # A node inside the value: its line there; the operation's own field: its `path:` line.
             if rest or segments[-1] == "-" or segments[-1].isdigit():
                 return (number, "value", *path), True  # inside the value, or the list item it adds
@@ -152,7 +152,8 @@ def _claim_json(patch: Patch, rendered_doc: Any, key_path: KeyPath) -> tuple[Key
     return None
 
 
-def _at(data: Any, key_path: KeyPath) -> Any:
+def value_at(data: Any, key_path: KeyPath) -> Any:
+    """The node at key_path in plain data, or None where the path leaves it."""
     for step in key_path:
         if isinstance(step, int):
             data = data[step] if isinstance(data, list) and step < len(data) else None
