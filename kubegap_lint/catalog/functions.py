@@ -157,6 +157,24 @@ class PolicyFunctions(jmespath.functions.Functions):
         """An object as [{key, value}] pairs, in key order."""
         return [{"key": k, "value": mapping[k]} for k in sorted(mapping)]
 
+    @jmespath.functions.signature({"types": ["object", "null"]})
+    def _func_probe_window(self, probe: dict[str, Any] | None) -> int | None:
+        """Seconds a probe gives a starting container before the kubelet kills it:
+        initialDelaySeconds + failureThreshold x periodSeconds, with Kubernetes' defaults
+        (0, 3, 10); null without a probe or when a field is not a whole number (unrendered)."""
+        if not probe:
+            return None
+        fields = []
+        for key, default in (("initialDelaySeconds", 0), ("failureThreshold", 3), ("periodSeconds", 10)):
+            value = probe.get(key, default)
+            if value is None:
+                value = default
+            if isinstance(value, bool) or not isinstance(value, int):
+                return None
+            fields.append(value)
+        delay, failures, period = fields
+        return delay + failures * period
+
     @jmespath.functions.signature({"types": ["string"]}, {"types": ["array"]})
     def _func_known_name(self, name: str, known: list[Any]) -> bool:
         """Is the name in the list? An entry ending in `*` is a prefix (a plugin's namespace)."""
