@@ -24,7 +24,7 @@ def _plain_segment(words: list[str], programs: list[str]) -> bool:
     if not words:
         return True
     program = posixpath.basename(words[0].strip("\"'()"))
-    if program in diagnostic._GLUE:
+    if program in diagnostic._GLUE or (program == "service" and words[1:2] in (["ssh"], ["sshd"])):
         return True
     if program == "tail" and "/dev/null" in words:
         return True
@@ -70,7 +70,7 @@ def _plain_command(words: list[str], programs: list[str]) -> bool:
 _PIECES = st.sampled_from([
     "sh", "/bin/bash", "-/usr/local/bin/bash", "'bash'", "-c", "-ec", "-lc", "--c", "--norc", "-e", "-", "c",
     "echo hi", "sleep 10", "nvidia-smi -L", "all_reduce_perf -b 8", "python train.py", "mpirun nbody",
-    "mpirun python x.py", "timeout 5 sleep 1", "tail -f /dev/null", "X=1", "export A=2", "while true; do",
+    "mpirun python x.py", "timeout 5 sleep 1", "tail -f /dev/null", "service ssh restart", "service nginx start", "X=1", "export A=2", "while true; do",
     "done", " ", "\n", ";", "&&", "||", "|", "&", "\\\n", "\\\r\n", "'", '"', "(", ")", "",
 ])
 _WORDS = st.lists(st.lists(_PIECES, max_size=6).map("".join), max_size=5)
@@ -97,6 +97,10 @@ def test_samples() -> None:
         (["bash", "--c", "sleep 1"], False), (["bash", "-e", "sleep 1"], False),
         (["-/usr/local/bin/bash", "-c", "sleep 1"], False), (["sh", "-c", "sleep 1 \\\n && python x.py"], False),
         (["sh", "-c", "echo a\\\nb | sleep 2"], True), (["sh", "-c"], False),
+        # Starting the SSH daemon is glue; starting anything else is work we cannot see.
+        (["/bin/sh", "-c", "service ssh restart;\nsleep infinity;\n"], True),
+        (["bash", "-c", "service nginx start; sleep infinity"], False),
+        (["bash", "-c", "service ssh start && python train.py"], False),
     ]
     for words, expected in cases:
         assert diagnostic.command_is_diagnostic(words, _PROGRAMS) is expected, words

@@ -21,6 +21,9 @@ _GLUE = frozenset(("echo", "printf", "true", "false", ":", "set", "export", "exi
                    "hostname", "wait", "ls", "env", "sync", "grep", "head"))
 # An MPI worker only runs an SSH daemon for the launcher: it is what the launcher runs.
 _FOLLOWERS = frozenset(("sshd",))
+# `service ssh start` starts that daemon from a script; it runs nothing of its own either
+# (cluster-toolkit's NCCL sample pods: `service ssh restart; sleep infinity`).
+_SSH_SERVICES = frozenset(("ssh", "sshd"))
 # Keywords and prefixes before the program of a shell command.
 _PREFIX = frozenset(("while", "until", "do", "done", "then", "else", "fi", "if", "!", "{", "}",
                      "exec", "time", "nohup", "command"))
@@ -71,7 +74,7 @@ def _segment_diagnostic(words: list[str], programs: Sequence[str]) -> bool:
     if not words:
         return True
     program = _program(words[0])
-    if program in _GLUE:
+    if program in _GLUE or (program == "service" and len(words) > 1 and words[1] in _SSH_SERVICES):
         return True
     if program == "tail" and "/dev/null" in words:  # the idle loop of a debug pod
         return True
