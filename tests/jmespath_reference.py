@@ -10,7 +10,7 @@ import jmespath
 from jmespath import visitor
 from jmespath.exceptions import JMESPathError
 
-from kubegap_lint.catalog.compile import MAX_VALUES, WALKING_FUNCTIONS, tree_size
+from kubegap_lint.catalog.compile import MAX_VALUES, tree_size, walked_size
 from kubegap_lint.catalog.functions import PolicyFunctions
 
 
@@ -62,9 +62,9 @@ class BoundedInterpreter(visitor.TreeInterpreter):  # type: ignore[misc]
 
     def visit_function_expression(self, node: Any, value: Any) -> Any:
         arguments = [self.visit(child, value) for child in node["children"]]
-        walked = WALKING_FUNCTIONS.get(node["value"])
-        if walked is not None and all(isinstance(arguments[i], (list, dict)) for i in walked if i < len(arguments)):
-            self._spend(tree_size(arguments[walked[0]]))
+        size = walked_size(node["value"], arguments)
+        if size is not None:
+            self._spend(size)
         return self._count(self._functions.call_function(node["value"], arguments))
 
 

@@ -62,14 +62,26 @@ def _orderable(x: Any) -> bool:
         kind is not bool and x is not None and isinstance(x, (Number, str)))
 
 
-def _charged(function: Callable[..., Any], walked: tuple[int, ...],
-             spend: Callable[[int], None]) -> Callable[..., Any]:
-    """`function`, charging the tree size of its walked arguments first when they are lists or
-    objects (`contains` of a string or a scalar needle walks nothing deep)."""
+def walked_size(name: str, arguments: list[Any] | tuple[Any, ...]) -> int | None:
+    """What a call of a walking function visits, charged before it runs: the tree size of its
+    walked argument when every walked argument is a list or object (`contains` of a string or
+    a scalar needle walks nothing deep, and an object subject fails its type check before any
+    walk); None when it walks nothing deep. The reference interpreter in tests charges the same."""
+    walked = WALKING_FUNCTIONS.get(name)
+    if walked is None or not all(isinstance(arguments[i], (list, dict)) for i in walked if i < len(arguments)):
+        return None
+    if name == "contains" and not isinstance(arguments[0], list):
+        return None
+    return tree_size(arguments[walked[0]])
+
+
+def _charged(function: Callable[..., Any], name: str, spend: Callable[[int], None]) -> Callable[..., Any]:
+    """`function`, charging what its call walks (walked_size) first."""
 
     def call(*arguments: Any) -> Any:
-        if all(isinstance(arguments[i], (list, dict)) for i in walked if i < len(arguments)):
-            spend(tree_size(arguments[walked[0]]))
+        size = walked_size(name, arguments)
+        if size is not None:
+            spend(size)
         return function(*arguments)
 
     return call
@@ -427,9 +439,8 @@ class Compiler:
         arguments = self._children(node)
         function, check = self.functions.caller(node["value"])
         budget, spend = self.budget, self.budget.spend
-        walked = WALKING_FUNCTIONS.get(node["value"])
-        if walked is not None:
-            function = _charged(function, walked, spend)
+        if node["value"] in WALKING_FUNCTIONS:
+            function = _charged(function, node["value"], spend)
         accepted: set[tuple[type, ...]] = set()  # argument types check() accepted by type alone
         first, second = (*arguments, None, None)[:2]
         count = len(arguments)
