@@ -18,6 +18,7 @@ findings are read (`apply_baseline`).
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 from collections import Counter
@@ -25,7 +26,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kubegap_lint.core.model import Finding, Location, ResourceRef, Suppression
-from kubegap_lint.core.record import replace
 from kubegap_lint.input.parse import KeyPath
 from kubegap_lint.input.read import Resource
 from kubegap_lint.suppress.directives import (
@@ -148,7 +148,7 @@ def exemption_covers(exemption: Exemption, rule_ids: set[str] | None, finding: F
 def _suppressed(finding: Finding, kind: str, reason: str, source: str) -> Finding:
     if finding.suppression is not None:
         return finding
-    return replace(finding, suppression=Suppression(kind, reason, source))
+    return dataclasses.replace(finding, suppression=Suppression(kind, reason, source))
 
 
 def _own_finding(policy: Policy, message: str, location: Location, resource: ResourceRef | None,
@@ -315,7 +315,7 @@ def apply_baseline(findings: Iterable[Finding], accepted: Counter[str], source: 
             mark = fingerprint(finding, top)
             if remaining[mark] > 0:
                 remaining[mark] -= 1
-                finding = replace(finding, suppression=Suppression("baseline", "in the baseline", source))
+                finding = dataclasses.replace(finding, suppression=Suppression("baseline", "in the baseline", source))
         yield finding
 
 
