@@ -1,4 +1,4 @@
-"""Stage 4: evaluate the compiled policies against workload views, and turn input faults
+"""Evaluating: the compiled policies against each workload view, and input faults turned
 into findings. Each finding is located at the node a policy's `at` names (locate.py), or at the
 nearest existing parent when that node is a missing field, which the finding then names."""
 

@@ -1,4 +1,4 @@
-"""Stage 2a: split a YAML stream into documents with a scan of its raw lines.
+"""Splitting a YAML stream into documents with a scan of its raw lines (before parse.py).
 
 A line that starts with `---` or `...` (followed by white space or nothing) can only be a
 document marker in YAML, never content, so splitting there is exact and lets one broken

@@ -1,5 +1,5 @@
-"""Stage 5 (beside helm/mapping.py): move findings on a rendered kustomization to the file and
-line that wrote their node.
+"""Mapping findings on a rendered kustomization to the file and line that wrote their node,
+as each finding is made (beside helm/mapping.py, before suppressions are matched).
 
 The origin annotation names the object's file (or its generator); the object is the document
 of that file of its kind whose name the rendered name holds (namePrefix, renames), else the

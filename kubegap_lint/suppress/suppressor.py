@@ -1,8 +1,8 @@
-"""Stage 5: suppress. Mark the findings a user has accepted, and report suppressions that do
+"""Suppressing: mark the findings a user has accepted, and report suppressions that do
 nothing: a stale ignore hides tomorrow's regression, and a misspelt one never worked.
 
 Four forms, tried in this order (the first that matches is recorded on the finding; every one
-that matches counts as used):
+that matches counts as used; directives.py reads the first two):
 - inline: `# kubegap:ignore KG305 reason` on the finding's line or the line above;
 - annotation: `kubegap.io/ignore: "KG201,nccl-env-unknown,KG305[trainer]"` with
   `kubegap.io/ignore-reason`, on the resource (whole resource) or on a pod template's metadata
