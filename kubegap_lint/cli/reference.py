@@ -17,7 +17,7 @@ def render_options_markdown() -> str:
     rows = ["| option | what it does |", "|---|---|"]
     for param in command.get_params(context):
         record = param.get_help_record(context) if isinstance(param, click.Option) else None
-        if record is None or param.name == "help":
+        if record is None or "--help" in param.opts:  # -h too once the group has run: not an option of lint's own
             continue
         forms, text = (cell.replace("|", "\\|") for cell in record)
         rows.append(f"| `{forms}` | {' '.join(text.split())} |")
