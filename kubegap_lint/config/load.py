@@ -14,8 +14,6 @@ from typing import Any
 
 from kubegap_lint.config.configfile import ConfigFile, config_names
 from kubegap_lint.config.discover import discover_config
-from kubegap_lint.config.fromfile import settings_from_file
-from kubegap_lint.config.read import read_config
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.core.errors import DataFileError
 from kubegap_lint.core.model import Severity
@@ -34,6 +32,14 @@ class Resolved:
     origins: dict[str, str] = field(default_factory=dict)  # key (params.x for params) -> origin
 
 
+def _read(path: Path) -> ConfigFile:
+    """Read and validate a configuration file; imported only when there is one (pre-commit's
+    runs in a repository without one pay for no reading or schema module)."""
+    from kubegap_lint.config.read import read_config
+
+    return read_config(path)
+
+
 def resolve(paths: tuple[str, ...] | list[str], config_file: str | None = None, no_config: bool = False,
             select: list[str] | None = None, ignore: list[str] | None = None,
             fail_on: str | None = None, baseline: str | None = None,
@@ -43,12 +49,14 @@ def resolve(paths: tuple[str, ...] | list[str], config_file: str | None = None, 
     --select is no longer ignored by the file; --ignore adds to the file's ignore."""
     config: ConfigFile | None = None
     if config_file and not no_config:
-        config = read_config(Path(config_file))
+        config = _read(Path(config_file))
     elif not no_config:
         start = next((p for p in paths if p != "-"), ".")
         found = discover_config(Path(start))
-        config = read_config(found) if found else None
+        config = _read(found) if found else None
     if config is not None:
+        from kubegap_lint.config.fromfile import settings_from_file
+
         settings, origins = settings_from_file(config)
     else:
         settings, origins = Settings(), {}
