@@ -6,6 +6,9 @@ rule, an example, the workload view's types or an output format, then review `gi
 
 - docs/rules.md: `kubegap-lint rules --markdown` (tests/test_docs.py)
 - docs/workload-view.md: from kubegap_lint/workloads/viewtypes.py (tests/test_viewtypes.py)
+- the tables marked `generated` in hand-written pages (tests/test_docs.py): the options of `lint`
+  in docs/command-line.md (kubegap_lint/cli/reference.py, from the command's own options) and
+  the policy functions in docs/writing-policies.md (catalog/docs.py, from catalog/functions.py)
 - tests/golden/sarif/KGnnn-name.sarif: each example folder linted with its own rule only, and
   helm-gpu-train.sarif: the Helm example's rendered output (tests/test_sarif.py, whose
   golden_args says the same commands)
@@ -18,6 +21,7 @@ rule adds its own golden and changes no other.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -60,6 +64,27 @@ def sarif_goldens() -> list[Path]:
     return written
 
 
+def generated_tables() -> list[Path]:
+    """Rewrite the generated tables inside hand-written pages (_table_sources)."""
+    from kubegap_lint.catalog.docs import with_generated_block
+
+    written = []
+    for page, name, render in _table_sources():
+        path = REPO / page
+        _write(path, with_generated_block(path.read_text(encoding="utf-8"), name, render()))
+        written.append(path)
+    return written
+
+
+def _table_sources() -> list[tuple[str, str, Callable[[], str]]]:
+    """(page, block name, renderer) of each generated table (tests/test_docs.py checks each)."""
+    from kubegap_lint.catalog.docs import render_functions_markdown
+    from kubegap_lint.cli.reference import render_options_markdown
+
+    return [("docs/command-line.md", "lint options", render_options_markdown),
+            ("docs/writing-policies.md", "functions", render_functions_markdown)]
+
+
 def main(argv: list[str]) -> int:
     import os
 
@@ -77,6 +102,7 @@ def main(argv: list[str]) -> int:
         _write(REPO / "docs" / "rules.md", render_rules_markdown(load_catalog(), examples_dir()))
         _write(REPO / "docs" / "workload-view.md", render_view_markdown())
         written += [REPO / "docs" / "rules.md", REPO / "docs" / "workload-view.md"]
+        written += generated_tables()
     written += sarif_goldens()
     print(f"regenerate: wrote {len(written)} files (review with `git diff`)")
     return 0

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, GPU_JOB, run_cli
 
-from kubegap_lint.config.load import discover_config, read_config, resolve
+from kubegap_lint.config.discover import discover_config
+from kubegap_lint.config.load import resolve
+from kubegap_lint.config.read import read_config
 from kubegap_lint.core.errors import DataFileError
 from kubegap_lint.engine.run import Linter
 

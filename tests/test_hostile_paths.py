@@ -9,7 +9,7 @@ from pathlib import Path
 
 from conftest import REPO, run_cli
 
-from kubegap_lint.config.load import discover_config
+from kubegap_lint.config.discover import discover_config
 
 SPREAD = REPO / "examples" / "KG101-gpu-replicas-share-power-domain" / "bad-no-spread.yaml"
 

@@ -36,14 +36,14 @@ extras = st.dictionaries(texts, st.one_of(st.none(), st.booleans(), st.integers(
                                           texts, st.lists(texts, max_size=3),
                                           st.dictionaries(texts, st.integers(), max_size=2)), max_size=3)
 findings = st.builds(
-    Finding, texts, texts, st.sampled_from(list(Severity)), texts, locations,
+    Finding, rule_id=texts, rule_name=texts, severity=st.sampled_from(list(Severity)), message=texts, location=locations,
     resource=st.one_of(st.none(), st.builds(ResourceRef, texts, maybe, maybe, maybe)),
     role=maybe, container=maybe, document_index=st.one_of(st.none(), numbers), template=maybe,
     node_path=texts, evidence=st.lists(st.sampled_from(["inc-a", "inc-b", "unknown"]), max_size=3).map(tuple),
     approximate=st.booleans(), rendered_location=st.one_of(st.none(), locations),
     key_path=st.lists(st.one_of(texts, numbers), max_size=4).map(tuple), missing=maybe,
     suppression=st.one_of(st.none(), st.builds(Suppression, texts, texts)),
-    extra=st.one_of(st.none(), extras), found_by=maybe,
+    extra=extras, found_by=maybe,
 )
 
 
@@ -86,8 +86,9 @@ def test_findings_that_share_one_resource_object_are_written_as_their_dicts() ->
             shared, ResourceRef("Job", "train", None, "batch/v1"), shared]
     writer = FindingWriter(INCIDENTS)
     for number, ref in enumerate(refs):
-        finding = Finding("KG201", "training-checkpoint-volume", Severity.ERROR, f"m{number}",
-                          Location("a.yaml", number + 1, 3), ref, approximate=number % 2 == 0)
+        finding = Finding(rule_id="KG201", rule_name="training-checkpoint-volume", severity=Severity.ERROR,
+                          message=f"m{number}", location=Location("a.yaml", number + 1, 3), resource=ref,
+                          approximate=number % 2 == 0)
         for newline in ("\n    ", "\n", "\n    "):
             assert writer.write(finding, newline) == indented(finding_dict(finding, INCIDENTS), newline)
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import pickle
 
 import pytest
 
 from kubegap_lint.core.digest import SMALL_BYTES, sha256
-from kubegap_lint.core.model import Finding, Location, Position, Severity
+from kubegap_lint.core.model import Finding, Location, Position, Severity, Suppression
 from kubegap_lint.core.record import FrozenInstanceError, field, fields, record, replace
 
 
@@ -76,11 +77,28 @@ def test_frozen_replace_fields_pickle() -> None:
 
 def test_the_hand_written_inits_keep_the_fields() -> None:
     at = Location("a.yaml", 3, 4)
-    finding = Finding("KG101", "name", Severity.WARNING, "text", at, evidence=("x",))
+    assert (at.path, at.line, at.column, at.end_line, at.end_column) == ("a.yaml", 3, 4, None, None)
+    assert Position(1, 2) < Position(1, 3) < Position(2, 1)
+    assert hash(Location("a", 1, 2)) == hash(Location("a", 1, 2, None, None))
+
+
+def test_a_finding_is_made_by_keyword_and_replaced() -> None:
+    at = Location("a.yaml", 3, 4)
+    finding = Finding(rule_id="KG101", rule_name="name", severity=Severity.WARNING, message="text", location=at,
+                      evidence=("x",))
     assert finding.extra == {} and finding.evidence == ("x",) and finding.location is at
-    moved = replace(finding, location=Location("t.yaml", 1, 1), rendered_location=at)
-    assert moved.rendered_location is at and moved.rule_id == "KG101"
-    assert finding == replace(finding, extra={"other": 1})  # extra is not compared
+    with pytest.raises(TypeError):
+        Finding("KG101", "name", Severity.WARNING, "text", at)  # type: ignore[misc]
+    moved = dataclasses.replace(finding, location=Location("t.yaml", 1, 1), rendered_location=at)
+    assert moved.rendered_location is at and moved.rule_id == "KG101" and moved.evidence == ("x",)
+    assert replace(finding, message="other") == dataclasses.replace(finding, message="other")  # record's replace too
+    assert finding == dataclasses.replace(finding, extra={"other": 1})  # extra is not compared
+    assert hash(finding) == hash(dataclasses.replace(finding, extra={"other": 1}))
+    assert finding != dataclasses.replace(finding, suppression=Suppression("inline", "why"))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        finding.message = "changed"  # type: ignore[misc]
+    assert not hasattr(finding, "__dict__")  # slots: no attribute dict a finding
+    assert pickle.loads(pickle.dumps(finding)) == finding and copy.deepcopy(finding) == finding
     assert Position(1, 2) < Position(1, 3) < Position(2, 1)
     assert hash(Location("a", 1, 2)) == hash(Location("a", 1, 2, None, None))
 

@@ -205,7 +205,9 @@ def test_a_clean_file_without_workloads_imports_only_what_it_uses(tmp_path) -> N
     unused = ["jsonschema", "tempfile", "subprocess", "shutil", "kubegap_lint.workloads.views",
               "kubegap_lint.workloads.viewfacts", "kubegap_lint.engine.estimate", "jmespath",
               "kubegap_lint.catalog.functions", "kubegap_lint.engine.evaluate", "kubegap_lint.engine.locate",
-              "kubegap_lint.cli.helm", "dataclasses", "hashlib"]
+              "kubegap_lint.cli.helm", "hashlib"]
+    # dataclasses is imported: core/model.py's Finding is one (issue 28: about 4 ms, the module
+    # and the class, under the 10 ms it was allowed).
     code = ("import sys; sys.argv=['kubegap-lint', sys.argv[1]];"
             "import kubegap_lint.cli.main as c\ntry:\n c.main()\nexcept SystemExit:\n pass\n"
             f"print([m for m in {unused!r} if m in sys.modules], file=sys.stderr)")

@@ -11,7 +11,7 @@ from conftest import EXAMPLES, GPU_JOB, run_cli
 
 from kubegap_lint.config.settings import Exemption, Settings
 from kubegap_lint.engine.run import Linter, LintResult
-from kubegap_lint.suppress.suppressor import parse_inline, split_entries
+from kubegap_lint.suppress.directives import parse_inline, split_entries
 
 CUSTOM = EXAMPLES / "custom-policy" / "policies"
 

@@ -1,4 +1,5 @@
-"""Generate docs/rules.md from the policy files, the incident catalog and the examples.
+"""Generate docs/rules.md from the policy files, the incident catalog and the examples, and the
+function table of docs/writing-policies.md from catalog/functions.py.
 
 The committed file is checked by a test, so the reference can never drift from the policies:
 regenerate it with `kubegap-lint rules --markdown > docs/rules.md`.
@@ -90,3 +91,44 @@ def render_rules_markdown(catalog: Catalog, examples_dir: Path | None) -> str:
             out.append(f"- {' '.join(str(fact['text']).split())}{mark}{source}")
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+# ---------------------------------------------------------------- tables inside hand-written pages
+
+def _markers(name: str) -> tuple[str, str]:
+    return (f"<!-- generated: {name} (scripts/regenerate.py; do not edit) -->\n",
+            f"<!-- end generated: {name} -->\n")
+
+
+def generated_block(text: str, name: str) -> str | None:
+    """The generated part named `name` of a hand-written page, or None when it has none."""
+    begin, end = _markers(name)
+    start = text.find(begin)
+    stop = text.find(end, start + len(begin)) if start != -1 else -1
+    return None if stop == -1 else text[start + len(begin):stop]
+
+
+def with_generated_block(text: str, name: str, block: str) -> str:
+    """The page with its generated part `name` replaced by block (the markers must be there)."""
+    begin, end = _markers(name)
+    if generated_block(text, name) is None:
+        raise ValueError(f"no {begin.strip()} ... {end.strip()} in the page")
+    start = text.find(begin) + len(begin)
+    return text[:start] + block + text[text.find(end, start):]
+
+
+def render_functions_markdown() -> str:
+    """The table of the custom JMESPath functions (docs/writing-policies.md): each function's
+    arguments and its docstring, in the order catalog/functions.py defines them."""
+    import inspect
+
+    from kubegap_lint.catalog.functions import PolicyFunctions
+
+    rows = ["| function | returns |", "|---|---|"]
+    for attribute, method in vars(PolicyFunctions).items():
+        if not attribute.startswith("_func_"):
+            continue
+        arguments = [p for p in inspect.signature(method).parameters if p != "self"]
+        doc = " ".join((method.__doc__ or "").split())
+        rows.append(f"| `{attribute[len('_func_'):]}({', '.join(arguments)})` | {doc.replace('|', chr(92) + '|')} |")
+    return "\n".join(rows) + "\n"

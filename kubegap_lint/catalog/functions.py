@@ -1,5 +1,5 @@
-"""The custom JMESPath functions policies may call. Kept few; each is listed in
-docs/writing-policies.md. They are pure: no I/O, no code from the policy is ever run."""
+"""The custom JMESPath functions policies may call. Kept few; each one's docstring is its row of
+the table in docs/writing-policies.md (catalog/docs.py, scripts/regenerate.py). They are pure: no I/O, no code from the policy is ever run."""
 
 from __future__ import annotations
 
@@ -68,12 +68,16 @@ class PolicyFunctions(jmespath.functions.Functions):
 
     @jmespath.functions.signature({"types": ["string"]})
     def _func_param(self, name: str) -> Any:
+        """a rule parameter (`policies/params.yaml`, overridden by the configuration's `params:`)"""
         if name not in self.params:
             raise JMESPathError(f"unknown parameter '{name}'")
         return self.params[name]
 
     @jmespath.functions.signature({"types": ["string"]}, {"types": ["string", "null"]})
     def _func_match(self, pattern: str, subject: str | None) -> bool:
+        """whether the regular expression `pattern` matches somewhere in `subject` (null: false);
+        RE2 syntax, linear time (a backreference or lookaround runs on Python's `re` and fails after
+        0.5 s)"""
         if subject is None:
             return False
         matcher = self._matchers.get(pattern)
@@ -92,11 +96,12 @@ class PolicyFunctions(jmespath.functions.Functions):
 
     @jmespath.functions.signature({"types": ["string", "number", "null"]})
     def _func_quantity(self, value: Any) -> float | None:
+        """a Kubernetes quantity (`8Gi`, `500m`) as a number"""
         return parse_quantity(value)
 
     @jmespath.functions.signature({"types": ["string", "null"]}, {"types": ["array"]})
     def _func_contains_any(self, subject: str | None, needles: list[Any]) -> bool:
-        """Case-insensitive: does the subject contain any of the needles?"""
+        """whether `subject` contains any needle, ignoring case"""
         if not subject:
             return False
         found = self._lowered.get(id(needles))
@@ -112,6 +117,7 @@ class PolicyFunctions(jmespath.functions.Functions):
 
     @jmespath.functions.signature({"types": ["string", "null"]}, {"types": ["array"]})
     def _func_starts_with_any(self, subject: str | None, prefixes: list[Any]) -> bool:
+        """whether `subject` starts with any prefix"""
         if not subject:
             return False
         found = self._strings.get(id(prefixes))
@@ -123,7 +129,7 @@ class PolicyFunctions(jmespath.functions.Functions):
 
     @jmespath.functions.signature({"types": ["array"]}, {"types": ["string", "null"]})
     def _func_covering_mount(self, mounts: list[Any], path: str | None) -> Any:
-        """The mount whose path is the longest prefix of `path` (a directory or a file prefix)."""
+        """the mount whose path is the longest directory prefix of `path`"""
         if not path:
             return None
         best = None
@@ -140,7 +146,7 @@ class PolicyFunctions(jmespath.functions.Functions):
 
     @jmespath.functions.signature({"types": ["string"]}, {"types": ["array"]})
     def _func_closest(self, name: str, candidates: list[Any]) -> str | None:
-        """The most similar candidate (for did-you-mean messages), or null."""
+        """the most similar of the `candidates` to `name`, for did-you-mean messages, or null"""
         words = [c for c in candidates if isinstance(c, str)]
         import difflib  # only for did-you-mean messages
 
@@ -149,19 +155,20 @@ class PolicyFunctions(jmespath.functions.Functions):
 
     @jmespath.functions.signature({"types": ["object", "null"]}, {"types": ["string"]})
     def _func_has(self, mapping: dict[str, Any] | None, key: str) -> bool:
-        """Is the key present (even with a null value, which means: set, value unknown)?"""
+        """whether the key is present, even with a null value (set, value unknown)"""
         return isinstance(mapping, dict) and key in mapping
 
     @jmespath.functions.signature({"types": ["object"]})
     def _func_items(self, mapping: dict[str, Any]) -> list[dict[str, Any]]:
-        """An object as [{key, value}] pairs, in key order."""
+        """the object as `[{key, value}]` pairs, in key order"""
         return [{"key": k, "value": mapping[k]} for k in sorted(mapping)]
 
     @jmespath.functions.signature({"types": ["object", "null"]})
     def _func_probe_window(self, probe: dict[str, Any] | None) -> int | None:
-        """Seconds a probe gives a starting container before the kubelet kills it:
-        initialDelaySeconds + failureThreshold x periodSeconds, with Kubernetes' defaults
-        (0, 3, 10); null without a probe or when a field is not a whole number (unrendered)."""
+        """the seconds a startup or liveness probe lets a starting container live before the
+        kubelet kills it: `initialDelaySeconds + failureThreshold x periodSeconds`, with
+        Kubernetes' defaults (0, 3, 10); null without a probe or when a field is not a whole
+        number (unrendered)"""
         if not probe:
             return None
         fields = []
@@ -177,7 +184,8 @@ class PolicyFunctions(jmespath.functions.Functions):
 
     @jmespath.functions.signature({"types": ["string"]}, {"types": ["array"]})
     def _func_known_name(self, name: str, known: list[Any]) -> bool:
-        """Is the name in the list? An entry ending in `*` is a prefix (a plugin's namespace)."""
+        """whether `name` is in the list; an entry ending in `*` is a prefix (a network plugin's
+        namespace such as `NCCL_FASTRAK_*`)"""
         # The list is a parameter, the same object on every call: split it once into a set of
         # names and a tuple of prefixes (kept with the list, so its id stays its own).
         table = self._known_tables.get(id(known))
@@ -190,7 +198,8 @@ class PolicyFunctions(jmespath.functions.Functions):
 
     @jmespath.functions.signature({"types": ["object", "null"]}, {"types": ["string", "null"]})
     def _func_lookup(self, mapping: dict[str, Any] | None, key: str | None) -> Any:
-        """mapping[key], for a key computed from the data (JMESPath has no dynamic keys)."""
+        """`mapping[key]` for a key computed from the data, such as a hint for an env name (JMESPath
+        has no dynamic keys)"""
         if not isinstance(mapping, dict) or key is None:
             return None
         return mapping.get(key)

@@ -29,7 +29,7 @@ def config_show_command(path: str, config_file: str | None, no_config: bool, sel
                         ignore: tuple[str, ...], fail_on: str | None, baseline: str | None) -> None:
     """Print the effective configuration for PATH (default: this folder) and where each value
     came from."""
-    from kubegap_lint.config.load import render_show
+    from kubegap_lint.config.show import render_show
     from kubegap_lint.report.sanitize import escape_invisible
 
     resolved, catalog = resolve_settings((path,), config_file, no_config, select, ignore, fail_on, baseline)

@@ -1,6 +1,8 @@
 """The settings one run uses, after configuration files and command-line options are merged.
 
-`config.py` builds them from files; the CLI overrides fields; `lint.py` only reads them.
+`fromfile.py` builds them from a configuration file and `load.py` puts the command line over
+them; the commands set what no file says (chart folders, the repository's facts), and the run
+(`engine/run.py`) only reads them.
 """
 
 from __future__ import annotations

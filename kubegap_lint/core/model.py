@@ -6,10 +6,12 @@ Lines and columns are 1-based everywhere outside `parse.py`, which converts the 
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+from dataclasses import dataclass
 from typing import Any
 
-from kubegap_lint.core.record import field, record
+from kubegap_lint.core.record import record
 
 
 class Severity(str, enum.Enum):
@@ -94,9 +96,10 @@ class Suppression:
     source: str | None = None
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Finding:
-    """One problem found in one place. Frozen: later stages derive new findings with replace()."""
+    """One problem found in one place, made by keyword. Frozen: later stages derive new
+    findings with `dataclasses.replace()`; slots: a run holds many (sorted store, reports)."""
 
     rule_id: str
     rule_name: str
@@ -117,37 +120,8 @@ class Finding:
     key_path: tuple[str | int, ...] = ()
     missing: str | None = None  # the field that is absent when the location is its parent
     suppression: Suppression | None = None
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, hash=False)
     found_by: str | None = None  # the workload table entry, or "walk", that found the pod template
-
-    def __init__(self, rule_id: str, rule_name: str, severity: Severity, message: str, location: Location,
-                 resource: ResourceRef | None = None, role: str | None = None, container: str | None = None,
-                 document_index: int | None = None, template: str | None = None, node_path: str = "",
-                 evidence: tuple[str, ...] = (), approximate: bool = False,
-                 rendered_location: Location | None = None, key_path: tuple[str | int, ...] = (),
-                 missing: str | None = None, suppression: Suppression | None = None,
-                 extra: dict[str, Any] | None = None, found_by: str | None = None) -> None:
-        # Made for every finding, and again by each replace(): by hand (core/record.py).
-        put = object.__setattr__
-        put(self, "rule_id", rule_id)
-        put(self, "rule_name", rule_name)
-        put(self, "severity", severity)
-        put(self, "message", message)
-        put(self, "location", location)
-        put(self, "resource", resource)
-        put(self, "role", role)
-        put(self, "container", container)
-        put(self, "document_index", document_index)
-        put(self, "template", template)
-        put(self, "node_path", node_path)
-        put(self, "evidence", evidence)
-        put(self, "approximate", approximate)
-        put(self, "rendered_location", rendered_location)
-        put(self, "key_path", key_path)
-        put(self, "missing", missing)
-        put(self, "suppression", suppression)
-        put(self, "extra", {} if extra is None else extra)
-        put(self, "found_by", found_by)
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         loc = self.location

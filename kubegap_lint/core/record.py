@@ -61,8 +61,13 @@ def fields(cls: Any) -> tuple[str, ...]:
 
 
 def replace(obj: _T, /, **changes: Any) -> _T:
-    """A copy of a record with some fields changed (as dataclasses.replace)."""
-    specs = type(obj).__record_specs__  # type: ignore[attr-defined]
+    """A copy of a record with some fields changed (as dataclasses.replace, which it calls for a
+    dataclass such as core/model.py's Finding)."""
+    specs = getattr(type(obj), "__record_specs__", None)
+    if specs is None:
+        import dataclasses
+
+        return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
     values = {name: getattr(obj, name) for name in fields(type(obj)) if specs[name].init}
     unknown = set(changes) - set(values)
     if unknown:

@@ -10,6 +10,7 @@ are reported, each labelled with the change that caused it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import Counter
 from typing import TYPE_CHECKING
@@ -105,6 +106,6 @@ def decided_findings(named: tuple[str, ...], settings: Settings, catalog: Catalo
         if before[key]:
             before[key] -= 1
             continue
-        found.append(replace(finding, message=f"{finding.message} (caused by the change to {cause})",
+        found.append(dataclasses.replace(finding, message=f"{finding.message} (caused by the change to {cause})",
                              extra={**finding.extra, "caused_by": sorted(shown.get(n, _shown(top, n)) for n in changed)}))
     return found

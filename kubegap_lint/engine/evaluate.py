@@ -1,4 +1,4 @@
-"""Stage 4: evaluate the compiled policies against workload views, and turn input faults
+"""Evaluating: the compiled policies against each workload view, and input faults turned
 into findings. Each finding is located at the node a policy's `at` names (locate.py), or at the
 nearest existing parent when that node is a missing field, which the finding then names."""
 
@@ -246,15 +246,13 @@ class _Workload:
             found_by = view.get("found_by")
         if self.ref is None:
             self.ref = resource.ref()
-        # By position (one a finding; keywords cost more): rule_id, rule_name, severity,
-        # message, location, resource, role, container, document_index, template, node_path,
-        # evidence, approximate, rendered_location, key_path, missing, suppression, extra, found_by.
         return Finding(
-            policy.id, policy.name, severity, message, place.location, self.ref,
-            role if isinstance(role, str) else None, container if isinstance(container, str) else None,
-            resource.document_index, resource.helm_source, f"{_element_path(element, number)}|{place.matched}",
-            policy.evidence, False, None, place.key_path, place.missing, None, None,
-            found_by if isinstance(found_by, str) else None,
+            rule_id=policy.id, rule_name=policy.name, severity=severity, message=message,
+            location=place.location, resource=self.ref, role=role if isinstance(role, str) else None,
+            container=container if isinstance(container, str) else None,
+            document_index=resource.document_index, template=resource.helm_source,
+            node_path=f"{_element_path(element, number)}|{place.matched}", evidence=policy.evidence,
+            key_path=place.key_path, missing=place.missing, found_by=found_by if isinstance(found_by, str) else None,
         )
 
 

@@ -1,4 +1,4 @@
-"""Stage 2b: parse one document with ruamel.yaml's C parser into plain data that remembers lines.
+"""Parsing one document with ruamel.yaml's C parser into plain data that remembers lines.
 
 The C parser (ruamel.yaml.clib) composes nodes with start and end marks at about 27x the speed
 of the round-trip loader. A small iterative walker turns the nodes into plain dicts, lists and

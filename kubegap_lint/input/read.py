@@ -1,4 +1,4 @@
-"""Stage 2: read each source into Kubernetes resources with positions, and input faults.
+"""Reading one source into Kubernetes resources with positions, and input faults.
 
 Decoding, splitting (scan.py) and parsing (parse.py) meet here. A fault in one document never
 stops the others: it becomes an `InputFault` that the evaluate stage reports as a KG0xx finding.

@@ -1,4 +1,4 @@
-"""Stage 2a: split a YAML stream into documents with a scan of its raw lines.
+"""Splitting a YAML stream into documents with a scan of its raw lines (before parse.py).
 
 A line that starts with `---` or `...` (followed by white space or nothing) can only be a
 document marker in YAML, never content, so splitting there is exact and lets one broken
@@ -82,80 +82,14 @@ def split_documents(lines: Iterable[str], max_chars: int | None = None) -> Itera
     longer than max_chars (default limits.MAX_DOCUMENT_CHARS) keeps no text (`too_large`), so
     memory stays bounded by max_chars. split_texts makes the same chunks from pieces of text.
     """
-    if max_chars is None:
-        max_chars = MAX_DOCUMENT_CHARS
-    chunk = Chunk(index=0, first_line=0)
-    parts: list[str] = []
-    after_directive = False
-    line_no = 0
-    size = 0
-    inherited: str | None = None  # the `# Source:` of empty documents just before (_inherit)
-
+    scan = _Scan(MAX_DOCUMENT_CHARS if max_chars is None else max_chars)
+    done = scan.done
     for line in lines:
-        if chunk.has_content and line[:1] not in _MARKER_STARTS:
-            # Most lines: inside a document that has content, neither a marker nor a
-            # directive. Only inline directives and template text are left to look for.
-            size += len(line)
-            if size > max_chars:  # an oversized document keeps no text (limits.py)
-                chunk.too_large = True
-                parts = []
-            else:
-                parts.append(line)
-            line_no += 1
-            if "#" in line and DIRECTIVE_MARK in line:
-                _collect_directive(chunk, line, line_no)
-            if chunk.template_line is None and "{{" in line and _TEMPLATE_RE.search(line):
-                chunk.template_line = line_no
-            continue
-        if line.startswith("%") and not chunk.has_content:
-            after_directive = True
-        elif _is_marker(line, "---"):
-            if after_directive:
-                after_directive = False
-                chunk.explicit_start = True
-            elif chunk.has_content or chunk.explicit_start:
-                chunk.text = "".join(parts)
-                inherited = _inherit(chunk, inherited)
-                yield chunk
-                chunk = Chunk(index=chunk.index + 1, first_line=line_no, explicit_start=True)
-                parts = []
-                size = 0
-            else:
-                chunk.explicit_start = True
-        size += len(line)
-        if size > max_chars:
-            chunk.too_large = True
-            parts = []
-        else:
-            parts.append(line)
-        line_no += 1
-        stripped = line.strip()
-        if stripped.startswith("#"):
-            if not chunk.has_content and chunk.helm_source is None:
-                match = _SOURCE_RE.match(stripped)
-                if match:
-                    chunk.helm_source = match.group(1)
-        elif stripped and not line.startswith("%"):
-            if not (_is_marker(line, "---") or _is_marker(line, "...")) or len(stripped) > 3:
-                chunk.has_content = True
-                if chunk.helm_source is None:
-                    chunk.helm_source = inherited
-        if "#" in line and DIRECTIVE_MARK in line:
-            _collect_directive(chunk, line, line_no)
-        if chunk.template_line is None and "{{" in line and _TEMPLATE_RE.search(line):
-            chunk.template_line = line_no
-        if _is_marker(line, "..."):
-            chunk.text = "".join(parts)
-            if chunk.has_content or chunk.explicit_start:
-                yield chunk
-                chunk = Chunk(index=chunk.index + 1, first_line=line_no)
-            else:
-                chunk = Chunk(index=chunk.index, first_line=line_no)
-            parts = []
-            size = 0
-    if chunk.has_content or chunk.explicit_start:
-        chunk.text = "".join(parts)
-        yield chunk
+        scan.line(line)
+        if done:
+            yield from done
+            done.clear()
+    yield from scan.finish()
 
 
 def split_texts(texts: Iterable[str], max_chars: int | None = None) -> Iterator[Chunk]:
@@ -210,7 +144,8 @@ class _Scan:
             self.parts.append(text)
 
     def line(self, line: str) -> None:
-        """Scan one line (with its end)."""
+        """Scan one line (with its end): every line of split_documents, and the lines of
+        split_texts that may open or close a document (`text` passes over the others)."""
         chunk = self.chunk
         if chunk.has_content and line[:1] not in _MARKER_STARTS:
             # Most lines: inside a document that has content, neither a marker nor a

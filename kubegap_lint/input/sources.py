@@ -1,4 +1,4 @@
-"""Stage 1: turn the paths a user names into an ordered list of inputs to read.
+"""Sources: the paths a user names turned into an ordered list of inputs to read.
 
 Folders are walked recursively in sorted order, hidden entries skipped, for the manifest
 extensions. Only regular files are read: a FIFO or device met in a walk is passed over, and

@@ -1,5 +1,5 @@
-"""Stage 5 (beside helm/mapping.py): move findings on a rendered kustomization to the file and
-line that wrote their node.
+"""Mapping findings on a rendered kustomization to the file and line that wrote their node,
+as each finding is made (beside helm/mapping.py, before suppressions are matched).
 
 The origin annotation names the object's file (or its generator); the object is the document
 of that file of its kind whose name the rendered name holds (namePrefix, renames), else the
@@ -14,12 +14,13 @@ changed by one) is marked approximate.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from typing import Any
 
 from kubegap_lint.core.model import Finding, Location
-from kubegap_lint.core.record import record, replace
+from kubegap_lint.core.record import record
 from kubegap_lint.input.read import Resource
 from kubegap_lint.kustomize.origin import Origin, pop_origin
 from kubegap_lint.kustomize.patches import KeyPath, Patch, agrees, claim, patches_of, targets, value_at, walk
@@ -132,7 +133,7 @@ class OriginMapper:
             self._told.add(placed.path)
             for doc in documents(placed.path):
                 self.on_file(_display(placed.path), doc.comments)
-        return replace(finding, location=Location(_display(placed.path), placed.line, placed.column),
+        return dataclasses.replace(finding, location=Location(_display(placed.path), placed.line, placed.column),
                        rendered_location=finding.location, approximate=finding.approximate or placed.approximate)
 
     def place(self, resource: Resource, key_path: KeyPath, origin: tuple[Origin, list[str]]) -> Placed | None:

@@ -93,26 +93,44 @@ def build(root: str) -> MCPServer:
                      " Lint what you write with lint_manifests; explain_rule tells why a finding matters and"
                      " how to fix it. Paths are relative to the workspace root " + workspace.root + ".")
 
-    def page(args: list[str], offset: int, limit: int, stdin: str | None = None) -> LintPage:
+    calls = _Calls(workspace)
+    _add_lint_tools(server, calls)
+    _add_rule_tools(server, workspace)
+    _add_fix_tools(server)
+    return server
+
+
+class _Calls:
+    """What the lint tools share: the workspace, and the CLI run for its JSON report; every
+    error of theirs is a tool error (`isError`), never a crash of the server."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    def page(self, args: list[str], offset: int, limit: int, stdin: str | None = None) -> LintPage:
         try:
-            report = runs.run_json(workspace.root, args, stdin)
+            report = runs.run_json(self.workspace.root, args, stdin)
         except KubegapError as exc:
             raise ToolError(str(exc)) from None
         got = runs.page(report, offset, limit)
         return LintPage(findings=got.findings, total=got.total, offset=got.offset, next_offset=got.next_offset,
                         summary=got.summary, errors=got.errors, exit_code=got.exit_code)
 
-    def inside(name: str) -> str:
+    def inside(self, name: str) -> str:
         try:
-            return workspace.path(name)
+            return self.workspace.path(name)
         except KubegapError as exc:
             raise ToolError(str(exc)) from None
 
-    def selection(select: list[str], ignore: list[str]) -> list[str]:
+    def selection(self, select: list[str], ignore: list[str]) -> list[str]:
         try:
             return runs.selection_args(select, ignore)
         except KubegapError as exc:
             raise ToolError(str(exc)) from None
+
+
+def _add_lint_tools(server: MCPServer, calls: _Calls) -> None:
+    """lint_manifests and render_and_lint_chart: the CLI's JSON findings, paged."""
 
     @server.tool(title="Lint Kubernetes manifests", annotations=READ_ONLY)
     def lint_manifests(
@@ -131,11 +149,11 @@ def build(root: str) -> MCPServer:
         Helm engine is installed."""
         if (text is None) == (not paths):
             raise ToolError("give either text or paths (one of them, not both)")
-        args = ["lint", "--format", "json", "--no-color", *selection(select or [], ignore or [])]
+        args = ["lint", "--format", "json", "--no-color", *calls.selection(select or [], ignore or [])]
         if text is not None:
-            name = inside(filename) if filename else TEXT_NAME
-            return page([*args, "--stdin-filename", name, "--", "-"], offset, limit, stdin=text)
-        return page([*args, "--", *[inside(p) for p in paths or []]], offset, limit)
+            name = calls.inside(filename) if filename else TEXT_NAME
+            return calls.page([*args, "--stdin-filename", name, "--", "-"], offset, limit, stdin=text)
+        return calls.page([*args, "--", *[calls.inside(p) for p in paths or []]], offset, limit)
 
     @server.tool(title="Render a Helm chart and lint it", annotations=READ_ONLY)
     def render_and_lint_chart(
@@ -153,9 +171,9 @@ def build(root: str) -> MCPServer:
 
         if not available():
             raise ToolError("the Helm engine is not installed: install kubegap-lint[helm] to render charts")
-        args = ["helm", "--format", "json", "--no-color", *selection(select or [], ignore or [])]
+        args = ["helm", "--format", "json", "--no-color", *calls.selection(select or [], ignore or [])]
         for name in values or []:
-            args += ["--values", inside(name)]
+            args += ["--values", calls.inside(name)]
         for assignment in set or []:
             if "=" not in assignment:
                 raise ToolError(f"--set takes KEY=VALUE, not {assignment!r}")
@@ -163,7 +181,11 @@ def build(root: str) -> MCPServer:
         for flag, value in (("--release", release), ("--namespace", namespace)):
             if value is not None:
                 args += [flag, value]
-        return page([*args, "--", inside(chart)], offset, limit)
+        return calls.page([*args, "--", calls.inside(chart)], offset, limit)
+
+
+def _add_rule_tools(server: MCPServer, workspace: Workspace) -> None:
+    """list_rules and explain_rule: the catalog of the workspace's configuration."""
 
     @server.tool(title="List the rules", annotations=READ_ONLY)
     def list_rules() -> RuleList:
@@ -181,13 +203,14 @@ def build(root: str) -> MCPServer:
             raise ToolError(f"unknown rule {rule!r}: list_rules gives every id and name")
         return RuleExplained(**rule_details(policy, catalog))
 
+
+def _add_fix_tools(server: MCPServer) -> None:
+    """suggest_fixes, once the autofix exists."""
     if fixes.available():  # issue 32: the autofix's diff, proposed only (serve/fixes.py)
         @server.tool(title="Suggest fixes", annotations=READ_ONLY)
         def suggest_fixes(path: Annotated[str, Field(description="A manifest inside the workspace.")]) -> Any:
             """The edits that fix the findings in a file, as a diff; nothing is written."""
             raise ToolError("not built yet")
-
-    return server
 
 
 def serve(root: str) -> None:

@@ -1,8 +1,8 @@
-"""Stage 5: suppress. Mark the findings a user has accepted, and report suppressions that do
+"""Suppressing: mark the findings a user has accepted, and report suppressions that do
 nothing: a stale ignore hides tomorrow's regression, and a misspelt one never worked.
 
 Four forms, tried in this order (the first that matches is recorded on the finding; every one
-that matches counts as used):
+that matches counts as used; directives.py reads the first two):
 - inline: `# kubegap:ignore KG305 reason` on the finding's line or the line above;
 - annotation: `kubegap.io/ignore: "KG201,nccl-env-unknown,KG305[trainer]"` with
   `kubegap.io/ignore-reason`, on the resource (whole resource) or on a pod template's metadata
@@ -18,158 +18,47 @@ findings are read (`apply_baseline`).
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
-import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubegap_lint.core.model import Finding, Location, ResourceRef, Suppression
-from kubegap_lint.core.record import record, replace
-from kubegap_lint.input.parse import KeyPath, dotted
+from kubegap_lint.input.parse import KeyPath
 from kubegap_lint.input.read import Resource
-from kubegap_lint.input.scan import DIRECTIVE_MARK
+from kubegap_lint.suppress.directives import (
+    IGNORE_KEY,
+    LEAF_KEYS,
+    Directive,
+    Problem,
+    annotations_of,
+    inline_directives,
+    may_carry_annotation,
+)
 
-IGNORE_KEY = "kubegap.io/ignore"
-REASON_KEY = "kubegap.io/ignore-reason"
+if TYPE_CHECKING:  # types only: the run has loaded them before it suppresses anything
+    from kubegap_lint.catalog.policies import Catalog, Policy
+    from kubegap_lint.config.settings import Exemption, Settings
+
 UNUSED = "unused-suppression"
 INVALID = "invalid-suppression"
-# Keys below a pod template that cannot hold another pod template: not walked.
-_LEAF_KEYS = frozenset({"containers", "initContainers", "ephemeralContainers", "volumes", "env",
-                        "tolerations", "affinity", "resources", "openAPIV3Schema"})
-# Patterns, compiled at their first use by re's own cache (start-up: most runs have no suppression).
-_ENTRY = r"^([A-Za-z0-9_-]+)\s*(?:\[([^\[\]]*)\])?$"
-_INLINE_RULES = r"^\s*([A-Za-z0-9_-]+(?:\s*\[[^\[\]]*\])?(?:\s*,\s*[A-Za-z0-9_-]+(?:\s*\[[^\[\]]*\])?)*)(.*)$"
+# The container a finding is about, computed only when a suppression asks.
+ContainerOf = Callable[[], "str | None"]
 
 
-@record
-class Directive:
-    """One rule named by one suppression (a suppression naming three rules makes three)."""
+class LintRun(Protocol):
+    """What the suppressions of a run read of the engine (engine/run.py's Linter)."""
 
-    kind: str  # inline | annotation
-    written: str  # the entry as written, e.g. KG305[trainer]
-    rule_id: str
-    containers: tuple[str, ...]
-    reason: str
-    location: Location
-    resource: ResourceRef | None
-    scope: KeyPath  # annotation: the key path of its pod template in the document (() = all of it)
-    scope_text: str = ""  # the same inside the resource, dotted (the KG005 fingerprint's part)
-    used: bool = False
-
-    def covers(self, finding: Finding, container: Any = None) -> bool:
-        """container: a callable giving the container the finding is about (None: the pod)."""
-        if finding.rule_id != self.rule_id:
-            return False
-        if self.containers:
-            name = container() if container is not None else finding.container
-            if not (name and any(fnmatch.fnmatchcase(name, c) for c in self.containers)):
-                return False
-        if self.scope and finding.key_path[: len(self.scope)] != self.scope:
-            return False
-        return True
-
-
-@record
-class Problem:
-    """A suppression that cannot work as written: reported under KG006."""
-
-    message: str
-    location: Location
-    resource: ResourceRef | None
-    key: str  # stable identity for the fingerprint
-
-
-def split_entries(text: str) -> list[str]:
-    """Split `A, B[x, y], C` at the commas outside brackets."""
-    parts: list[str] = []
-    depth = 0
-    current = ""
-    for char in text:
-        if char == "[":
-            depth += 1
-        elif char == "]":
-            depth = max(0, depth - 1)
-        if char == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    parts.append(current)
-    return [p.strip() for p in parts if p.strip()]
-
-
-def _suggest(name: str, catalog: Any) -> str:
-    keys = [p.id for p in catalog.policies] + [p.name for p in catalog.policies]
-    import difflib  # only for a did-you-mean message
-
-    close = difflib.get_close_matches(name, keys, n=1, cutoff=0.7)
-    return f" (did you mean {close[0]}?)" if close else ""
-
-
-def parse_entries(text: str, catalog: Any) -> tuple[list[tuple[str, str, tuple[str, ...]]], list[str]]:
-    """Entries `RULE` or `RULE[container, ...]` as (written, rule id, containers); and problems."""
-    entries: list[tuple[str, str, tuple[str, ...]]] = []
-    problems: list[str] = []
-    for written in split_entries(text):
-        match = re.match(_ENTRY, written)
-        if not match:
-            problems.append(f"cannot read {written!r}: write a rule id or name, optionally followed by"
-                            " [container, ...]")
-            continue
-        policy = catalog.find(match.group(1))
-        if policy is None:
-            problems.append(f"{match.group(1)!r} is no rule{_suggest(match.group(1), catalog)}: this"
-                            " suppression does nothing (see `kubegap-lint rules`)")
-            continue
-        containers = tuple(c for c in re.split(r"[\s,]+", match.group(2) or "") if c)
-        if match.group(2) is not None and not containers:
-            problems.append(f"{written!r} names no container between the brackets")
-            continue
-        entries.append((written, policy.id, containers))
-    return entries, problems
-
-
-# ---------------------------------------------------------------- collecting suppressions
-
-def _annotation_sites(data: dict[str, Any]) -> list[tuple[KeyPath, dict[str, Any]]]:
-    """(key path, annotations) of the resource and of every pod template that carries
-    kubegap.io/ignore; the path is the one workload views give their pods."""
-    sites: list[tuple[KeyPath, dict[str, Any]]] = []
-    meta = data.get("metadata")
-    if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict) and IGNORE_KEY in meta["annotations"]:
-        sites.append(((), meta["annotations"]))
-    spec = data.get("spec")
-    if isinstance(spec, (dict, list)):
-        stack: list[tuple[Any, KeyPath, int]] = [(spec, ("spec",), 0)]
-        while stack:
-            node, path, depth = stack.pop()
-            if depth > 16:
-                continue
-            if isinstance(node, dict):
-                meta = node.get("metadata")
-                if isinstance(meta, dict) and "spec" in node:
-                    annotations = meta.get("annotations")
-                    if isinstance(annotations, dict) and IGNORE_KEY in annotations:
-                        sites.append((path, annotations))
-                for key, value in node.items():
-                    if isinstance(value, (dict, list)) and key not in _LEAF_KEYS:
-                        stack.append((value, (*path, key), depth + 1))
-            else:
-                for number, value in enumerate(node):
-                    if isinstance(value, (dict, list)):
-                        stack.append((value, (*path, number), depth + 1))
-    return sites
-
-
-def _may_carry_annotation(resource: Resource) -> bool:
-    """Can the resource hold a kubegap.io/ignore annotation? Not when its document's position
-    index records keys and none is that key: every mapping key of the parsed data is one the
-    walker recorded (input/parse.py), so the walk over the spec would find nothing. An index
-    that records nothing (a resource made by hand) says nothing: the walk decides."""
-    keys = getattr(resource.positions, "keys", None)
-    return not keys or IGNORE_KEY in keys
+    @property
+    def catalog(self) -> Catalog: ...
+    @property
+    def policies(self) -> Sequence[Policy]: ...
+    @property
+    def input_policies(self) -> Mapping[str, Policy]: ...
+    @property
+    def settings(self) -> Settings: ...
 
 
 def container_at(resource: Resource, line: int) -> str | None:
@@ -193,94 +82,11 @@ def container_at(resource: Resource, line: int) -> str | None:
                         if start.line <= line <= max(start.line, last):
                             name = container.get("name")
                             return name if isinstance(name, str) else None
-                elif isinstance(value, (dict, list)) and key not in _LEAF_KEYS:
+                elif isinstance(value, (dict, list)) and key not in LEAF_KEYS:
                     stack.append((value, (*path, key), depth + 1))
         elif isinstance(node, list):
             stack.extend(((v, (*path, n), depth + 1) for n, v in enumerate(node) if isinstance(v, (dict, list))))
     return None
-
-
-def _annotations(resource: Resource, catalog: Any) -> tuple[list[Directive], list[Problem]]:
-    directives: list[Directive] = []
-    problems: list[Problem] = []
-    ref = resource.ref()
-    for scope, site in _annotation_sites(resource.data):
-        place = (*resource.base, *scope, "metadata", "annotations", IGNORE_KEY)
-        position = resource.positions.key(place) or resource.start
-        location = Location(resource.path, position.line, position.column)
-        value = site.get(IGNORE_KEY)
-        where = f"{dotted(scope)}.metadata.annotations" if scope else "metadata.annotations"
-        if not isinstance(value, str):
-            problems.append(Problem(f"{IGNORE_KEY} must be a string such as \"KG201,KG305[trainer]\"",
-                                    location, ref, f"{where}|type"))
-            continue
-        reason = site.get(REASON_KEY)
-        reason_text = " ".join(reason.split()) if isinstance(reason, str) else ""
-        entries, texts = parse_entries(value, catalog)
-        problems += [Problem(f"{IGNORE_KEY}: {text}", location, ref, f"{where}|{text}") for text in texts]
-        if not value.strip():
-            problems.append(Problem(f"{IGNORE_KEY} is empty: name the rules to ignore", location, ref, f"{where}|empty"))
-        if entries and not reason_text:
-            problems.append(Problem(f"{IGNORE_KEY} has no {REASON_KEY}: say why the finding does not apply",
-                                    location, ref, f"{where}|reason"))
-        for written, rule_id, containers in entries:
-            directives.append(Directive("annotation", written, rule_id, containers,
-                                        reason_text or "no reason given", location, ref,
-                                        (*resource.base, *scope) if scope else (), dotted(scope)))
-    return directives, problems
-
-
-def directive_word(text: str) -> str:
-    """The word after `kubegap:` in a directive comment."""
-    body = text.lstrip("#").strip()[len(DIRECTIVE_MARK):].lstrip()
-    return re.match(r"[A-Za-z_-]*", body).group(0)  # type: ignore[union-attr]
-
-
-def parse_inline(text: str) -> tuple[str, str] | None:
-    """`# kubegap:ignore RULES reason` as (rules text, reason); None for other directives."""
-    body = text.lstrip("#").strip()
-    if not body.startswith(DIRECTIVE_MARK):
-        return None
-    word = directive_word(body)
-    if word != "ignore":
-        return None
-    rest = body[len(DIRECTIVE_MARK):].lstrip()[len(word):]
-    match = re.match(_INLINE_RULES, rest, re.S)
-    if not match or (rest and not rest[0].isspace()):
-        return "", rest.strip()
-    return match.group(1), match.group(2).strip().lstrip("-:—").strip()
-
-
-def _inline(path: str, comments: Iterable[tuple[int, int, str]],
-            catalog: Any) -> tuple[list[Directive], list[Problem]]:
-    """The `# kubegap:ignore` directives among one document's comments, and their problems."""
-    directives: list[Directive] = []
-    problems: list[Problem] = []
-    for line, column, text in comments:
-        parsed = parse_inline(text)
-        location = Location(path, line, column)
-        if parsed is None:
-            word = directive_word(text)
-            import difflib  # only for a comment that looks like a misspelt directive
-
-            if word and difflib.SequenceMatcher(None, word.lower(), "ignore").ratio() >= 0.6:
-                problems.append(Problem(f"`kubegap:{word}` is no directive (did you mean kubegap:ignore?):"
-                                        " this suppression does nothing", location, None, f"inline|{text}"))
-            continue
-        rules_text, reason = parsed
-        if not rules_text:
-            problems.append(Problem("`# kubegap:ignore` names no rule: write `# kubegap:ignore KG305 reason`",
-                                    location, None, f"inline|{text}"))
-            continue
-        entries, texts = parse_entries(rules_text, catalog)
-        problems += [Problem(f"# kubegap:ignore: {t}", location, None, f"inline|{text}|{t}") for t in texts]
-        if entries and not reason:
-            problems.append(Problem(f"`# kubegap:ignore {rules_text.strip()}` gives no reason: write it after the rules",
-                                    location, None, f"inline|{text}|reason"))
-        for written, rule_id, containers in entries:
-            directives.append(Directive("inline", written, rule_id, containers,
-                                        reason or "no reason given", location, None, ()))
-    return directives, problems
 
 
 # ---------------------------------------------------------------- matching
@@ -319,8 +125,8 @@ def _template_matches(template: str, patterns: list[str]) -> bool:
                for pattern in patterns)
 
 
-def exemption_covers(exemption: Any, rule_ids: set[str] | None, finding: Finding,
-                     container: Any = None) -> bool:
+def exemption_covers(exemption: Exemption, rule_ids: set[str] | None, finding: Finding,
+                     container: ContainerOf | None = None) -> bool:
     """Every criterion the exemption gives must match; rule_ids None means every rule."""
     if rule_ids is not None and finding.rule_id not in rule_ids:
         return False
@@ -342,10 +148,10 @@ def exemption_covers(exemption: Any, rule_ids: set[str] | None, finding: Finding
 def _suppressed(finding: Finding, kind: str, reason: str, source: str) -> Finding:
     if finding.suppression is not None:
         return finding
-    return replace(finding, suppression=Suppression(kind, reason, source))
+    return dataclasses.replace(finding, suppression=Suppression(kind, reason, source))
 
 
-def _own_finding(policy: Any, message: str, location: Location, resource: ResourceRef | None,
+def _own_finding(policy: Policy, message: str, location: Location, resource: ResourceRef | None,
                  key: str) -> Finding:
     return Finding(
         rule_id=policy.id, rule_name=policy.name, severity=policy.severity, message=message,
@@ -359,7 +165,7 @@ class Suppressor:
     are matched one by one as they are made, with their resource at hand; what matched nothing
     is reported by `closing_findings` at the end."""
 
-    def __init__(self, linter: Any) -> None:
+    def __init__(self, linter: LintRun) -> None:
         self.catalog = linter.catalog
         self.active = {p.id for p in linter.policies}
         self.unused_policy = linter.input_policies.get(UNUSED)
@@ -370,7 +176,7 @@ class Suppressor:
         self.inline: list[Directive] = []
         self.problems: list[Problem] = []
         self._seen_comments: set[tuple[str, int, int]] = set()
-        self.exemptions: list[tuple[Any, set[str] | None]] = []
+        self.exemptions: list[tuple[Exemption, set[str] | None]] = []
         for exemption in self.settings.exemptions:
             ids = None if "*" in exemption.rules else {
                 p.id for r in exemption.rules for p in self.catalog.select(r)}
@@ -385,9 +191,9 @@ class Suppressor:
         if resource.helm_source:
             self.linted_templates.add(resource.helm_source)
         self.collect_comments(resource.path, resource.comments)
-        if not _may_carry_annotation(resource):
+        if not may_carry_annotation(resource):
             return
-        directives, problems = _annotations(resource, self.catalog)
+        directives, problems = annotations_of(resource, self.catalog)
         self.problems += problems
         if directives:
             key = _resource_key(resource.path, resource.document_index, resource.ref())
@@ -399,7 +205,7 @@ class Suppressor:
         fresh = [c for c in comments if (path, c[0], c[1]) not in self._seen_comments]
         if fresh:  # every item of a List carries its document's comments: read them once
             self._seen_comments.update((path, line, column) for line, column, _ in fresh)
-            directives, problems = _inline(path, fresh, self.catalog)
+            directives, problems = inline_directives(path, fresh, self.catalog)
             self.problems += problems
             self.inline += directives
             for directive in directives:
@@ -435,7 +241,7 @@ class Suppressor:
                                           f"{directive.location.path}:{directive.location.line}")
         return self._exempt(finding, container)
 
-    def _exempt(self, finding: Finding, container: Any) -> Finding:
+    def _exempt(self, finding: Finding, container: ContainerOf) -> Finding:
         for number, (exemption, ids) in enumerate(self.exemptions):
             if exemption_covers(exemption, ids, finding, container):
                 self.exemption_used[number] = True
@@ -471,7 +277,7 @@ class Suppressor:
         return out
 
 
-    def _judged(self, exemption: Any) -> bool:
+    def _judged(self, exemption: Exemption) -> bool:
         """Whether this run can call the exemption unused: it read a file of its paths. A run
         over part of a whole (pre-commit's changed files, a chart) says nothing of an exemption
         without paths, which may be for a file it did not read; a full run does."""
@@ -490,7 +296,7 @@ def _unused_text(directive: Directive) -> str:
             f" here{scope}: remove it, or it will hide a future regression")
 
 
-def _container_finder(finding: Finding, resource: Resource | None, line: int) -> Any:
+def _container_finder(finding: Finding, resource: Resource | None, line: int) -> ContainerOf:
     """A callable giving the container a finding is about, computed only when asked."""
     if finding.container is not None or finding.resource is None or resource is None:
         return lambda: finding.container
@@ -509,8 +315,8 @@ def apply_baseline(findings: Iterable[Finding], accepted: Counter[str], source: 
             mark = fingerprint(finding, top)
             if remaining[mark] > 0:
                 remaining[mark] -= 1
-                finding = replace(finding, suppression=Suppression("baseline", "in the baseline", source))
+                finding = dataclasses.replace(finding, suppression=Suppression("baseline", "in the baseline", source))
         yield finding
 
 
-__all__ = ["Suppressor", "apply_baseline", "parse_entries", "parse_inline"]
+__all__ = ["Suppressor", "apply_baseline"]
