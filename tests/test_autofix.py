@@ -1,0 +1,194 @@
+"""`lint --fix`, `--diff`, `--unsafe-fixes`, `--show-fixes` (issue 32, docs/autofix.md).
+
+Each case in tests/fixtures/autofix is an input and the exact file `--fix --unsafe-fixes`
+must make of it (reviewed by hand when the case was added)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import REPO, requires_shared, run_cli
+from fix_corpus import comments_kept
+
+from kubegap_lint.fix.apply import apply_edits
+from kubegap_lint.fix.compute import BUILDERS
+from kubegap_lint.fix.model import Edit, LineMap
+
+FIXTURES = Path(__file__).parent / "fixtures" / "autofix"
+CASES = sorted(p.name.removesuffix(".input.yaml") for p in FIXTURES.glob("*.input.yaml"))
+SAFE_RULES = {"KG301", "KG306", "KG307", "KG503"}  # KG302's heartbeat value is the user's choice
+
+
+def _copy(tmp_path: Path, case: str) -> Path:
+    target = tmp_path / f"{case}.yaml"
+    shutil.copyfile(FIXTURES / f"{case}.input.yaml", target)
+    return target
+
+
+def _fix(path: Path, *extra: str) -> tuple[int, bytes, bytes]:
+    rule = path.name.split("-")[0]
+    run = run_cli("lint", "--no-config", "--select", rule, "--fix", *extra, str(path))
+    return run.returncode, run.stdout, run.stderr
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_unsafe_fixes_make_the_expected_file_and_a_second_run_changes_nothing(tmp_path: Path, case: str) -> None:
+    path = _copy(tmp_path, case)
+    code, out, err = _fix(path, "--unsafe-fixes")
+    expected = (FIXTURES / f"{case}.fixed.yaml").read_bytes()
+    assert path.read_bytes() == expected, err.decode()
+    assert code == 0, out.decode()  # the rule's findings are all fixed: nothing left
+    assert b"fixed" in err
+    before = (FIXTURES / f"{case}.input.yaml").read_bytes().decode()
+    assert comments_kept(before, expected.decode()) == []
+    _fix(path, "--unsafe-fixes")
+    assert path.read_bytes() == expected
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_safe_fixes_alone_apply_only_the_safe_rules(tmp_path: Path, case: str) -> None:
+    path = _copy(tmp_path, case)
+    code, _, err = _fix(path)
+    rule = case.split("-")[0]
+    if rule in SAFE_RULES:
+        assert path.read_bytes() == (FIXTURES / f"{case}.fixed.yaml").read_bytes()
+        assert code == 0
+    else:
+        assert path.read_bytes() == (FIXTURES / f"{case}.input.yaml").read_bytes()
+        assert code == 1 and b"more with --unsafe-fixes" in err
+
+
+def test_crlf_line_ends_are_kept() -> None:
+    fixed = (FIXTURES / "KG307-pytorchjob-crlf.fixed.yaml").read_bytes()
+    assert fixed.count(b"\r\n") == fixed.count(b"\n") == 19
+
+
+@pytest.mark.parametrize("rule", sorted(BUILDERS))
+def test_the_good_examples_are_not_touched(tmp_path: Path, rule: str) -> None:
+    """Must-not: a rule's good examples have no finding of it, so its fix changes nothing."""
+    folder = next((REPO / "examples").glob(f"{rule}-*"))
+    for good in sorted(folder.glob("good-*.yaml")):
+        copy = tmp_path / good.name
+        shutil.copyfile(good, copy)
+        run_cli("lint", "--no-config", "--select", rule, "--fix", "--unsafe-fixes", str(copy))
+        assert copy.read_bytes() == good.read_bytes(), good.name
+
+
+def test_diff_writes_nothing_and_exits_1(tmp_path: Path) -> None:
+    path = _copy(tmp_path, "KG503-deployment")
+    run = run_cli("lint", "--no-config", "--select", "KG503", "--diff", str(path))
+    assert run.returncode == 1
+    assert path.read_bytes() == (FIXTURES / "KG503-deployment.input.yaml").read_bytes()
+    diff = run.stdout.decode()
+    assert diff.startswith(f"--- {path}\n+++ {path}\n@@ ")
+    assert "+          limits:\n+            nvidia.com/gpu: 1\n" in diff
+    clean = run_cli("lint", "--no-config", "--select", "KG503", "--diff", str(FIXTURES / "KG503-deployment.fixed.yaml"))
+    assert clean.returncode == 0 and clean.stdout == b""
+
+
+def test_fix_on_stdin_writes_the_fixed_stream_to_stdout(tmp_path: Path) -> None:
+    data = (FIXTURES / "KG503-raycluster.input.yaml").read_bytes()
+    run = run_cli("lint", "--no-config", "--select", "KG503", "--fix", "-", stdin=data)
+    assert run.stdout == (FIXTURES / "KG503-raycluster.fixed.yaml").read_bytes()
+    assert run.returncode == 0, run.stderr.decode()
+    left = run_cli("lint", "--no-config", "--fix", "-", stdin=data)  # every rule: KG501's fix is unsafe
+    assert left.stdout == run.stdout
+    assert left.returncode == 1 and b"<stdin>:25:15: warning KG501" in left.stderr
+    assert b"1 more with --unsafe-fixes" in left.stderr
+
+
+def test_fix_with_stdin_and_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    path = _copy(tmp_path, "KG503-deployment")
+    run = run_cli("lint", "--fix", "-", str(path), stdin=b"")
+    assert run.returncode == 2 and b"--fix - takes no other path" in run.stderr
+
+
+@pytest.mark.parametrize("broken", [
+    "  broken: [unclosed\n",  # a syntax error in a later document
+    "metadata:\n  name: a\nmetadata:\n  name: b\n",  # a duplicate key
+])
+def test_a_file_with_an_input_fault_is_never_touched(tmp_path: Path, broken: str) -> None:
+    text = (FIXTURES / "KG503-deployment.input.yaml").read_text() + "---\nkind: ConfigMap\n" + broken
+    path = tmp_path / "faulty.yaml"
+    path.write_text(text)
+    run = run_cli("lint", "--no-config", "--fix", "--unsafe-fixes", str(path))
+    assert path.read_text() == text
+    assert run.returncode == 1
+
+
+def test_only_the_named_files_are_written(tmp_path: Path) -> None:
+    named = _copy(tmp_path, "KG503-deployment")
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copyfile(FIXTURES / "KG503-raycluster.input.yaml", other / "ray.yaml")
+    run_cli("lint", "--no-config", "--fix", str(named))
+    assert named.read_bytes() == (FIXTURES / "KG503-deployment.fixed.yaml").read_bytes()
+    assert (other / "ray.yaml").read_bytes() == (FIXTURES / "KG503-raycluster.input.yaml").read_bytes()
+
+
+def test_the_mode_of_a_fixed_file_is_kept(tmp_path: Path) -> None:
+    path = _copy(tmp_path, "KG503-deployment")
+    path.chmod(0o640)
+    run_cli("lint", "--no-config", "--fix", str(path))
+    assert path.stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left
+
+
+def _report(path: Path, fmt: str) -> dict:
+    run = run_cli("lint", "--no-config", "--select", "KG503", "--show-fixes", "--format", fmt, str(path))
+    return json.loads(run.stdout)
+
+
+def test_json_fix_edits_applied_give_the_fixed_file(tmp_path: Path) -> None:
+    path = _copy(tmp_path, "KG503-deployment")
+    report = _report(path, "json")
+    text = path.read_text()
+    lines = LineMap(text)
+    offsets = {(line, column): index for index in range(len(text) + 1)
+               for line, column in [lines.position(index)]}
+    edits = []
+    for finding in report["findings"]:
+        fix = finding["fix"]
+        assert fix["applicability"] == "safe" and fix["evidence"] == ["k8s-gpu-limits-rule"]
+        edits += [Edit(offsets[(e["start"]["line"], e["start"]["column"])],
+                       offsets[(e["end"]["line"], e["end"]["column"])], e["text"]) for e in fix["edits"]]
+    assert apply_edits(text, edits) == (FIXTURES / "KG503-deployment.fixed.yaml").read_text()
+
+
+def test_json_without_show_fixes_has_no_fix_field(tmp_path: Path) -> None:
+    path = _copy(tmp_path, "KG503-deployment")
+    run = run_cli("lint", "--no-config", "--format", "json", str(path))
+    assert all("fix" not in f for f in json.loads(run.stdout)["findings"])
+
+
+@requires_shared
+def test_sarif_fixes_validate_against_the_oasis_schema(tmp_path: Path) -> None:
+    from sarif_checks import github_problems, schema_problems
+
+    for case in CASES:
+        _copy(tmp_path, case)
+    run = run_cli("lint", "--no-config", "--show-fixes", "--unsafe-fixes", "--format", "sarif", "--sarif-root",
+                  str(tmp_path), str(tmp_path))
+    log = json.loads(run.stdout)
+    fixes = [fix for result in log["runs"][0]["results"] for fix in result.get("fixes", [])]
+    assert len(fixes) >= len(CASES)
+    change = fixes[0]["artifactChanges"][0]
+    assert change["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
+    assert {"deletedRegion", "insertedContent"} <= set(change["replacements"][0])
+    assert schema_problems(log) == [] and github_problems(log) == []
+
+
+@requires_shared
+@pytest.mark.slow
+def test_every_fix_on_the_whole_corpus_is_sound() -> None:
+    """Issue 32's corpus check (tests/fix_corpus.py; counts in docs/corpus-report.md)."""
+    from conftest import CORPUS
+    from fix_corpus import run
+
+    outcome = run(CORPUS)
+    assert outcome["problems"] == {}
+    assert outcome["files"] > 700 and outcome["changed"] > 0 and outcome["validated"] > 0
+    assert {"KG301", "KG501", "KG503"} <= set(outcome["applied"])
