@@ -192,3 +192,19 @@ def test_every_fix_on_the_whole_corpus_is_sound() -> None:
     assert outcome["problems"] == {}
     assert outcome["files"] > 700 and outcome["changed"] > 0 and outcome["validated"] > 0
     assert {"KG301", "KG501", "KG503"} <= set(outcome["applied"])
+
+
+def test_the_servers_plug_point_suggests_each_findings_fix_from_the_json(tmp_path: Path) -> None:
+    from kubegap_lint.serve import fixes
+
+    path = _copy(tmp_path, "KG503-deployment")
+    report = json.loads(run_cli("lint", "--no-config", "--format", "json", str(path)).stdout)
+    text = path.read_text()
+    everything = fixes.suggest(str(path), text, report["findings"])
+    assert [(s["rule"], s["applicability"]) for s in everything] == [("KG501", "unsafe"), ("KG503", "safe"),
+                                                                     ("KG503", "safe")]
+    suggested = everything[1:]
+    assert all(s["diff"].startswith(f"--- {path}") for s in suggested)
+    assert suggested[0]["fingerprint"] == report["findings"][1]["fingerprint"]
+    assert "+          limits:\n+            nvidia.com/gpu: 1\n" in suggested[0]["diff"]
+    assert not fixes.available()  # the servers register their fix features once they call suggest()
