@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubegap_lint.core.model import Finding
-from kubegap_lint.fix import env, pod
+from kubegap_lint.fix import env, pod, workload
 from kubegap_lint.fix.document import Layout, Unfixable, YamlFile
 from kubegap_lint.fix.model import Fix
 from kubegap_lint.fix.site import Site
@@ -24,6 +24,8 @@ BUILDERS: dict[str, Callable[[Site], Fix]] = {
     "KG305": env.fix_kg305,
     "KG306": env.fix_kg306,
     "KG307": env.fix_kg307,
+    "KG401": workload.fix_kg401,
+    "KG404": workload.fix_kg404,
     "KG501": pod.fix_kg501,
     "KG503": pod.fix_kg503,
 }

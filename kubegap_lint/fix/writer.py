@@ -45,12 +45,14 @@ def scalar(value: Any) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def set_scalar(yfile: YamlFile, node: Node, value: str) -> Edit:
+def set_scalar(yfile: YamlFile, node: Node, value: str | int) -> Edit:
     """Replace a scalar's value, keeping its quotes (a plain scalar is quoted only when the new
-    text would not read as a string)."""
+    text would not read as a string; a number is written plain)."""
     if not isinstance(node, ScalarNode) or node.style not in (None, '"', "'"):
         raise Unfixable("the value is not a one-line scalar")
-    if node.style == "'":
+    if not isinstance(value, str):
+        text = scalar(value)
+    elif node.style == "'":
         text = "'" + value.replace("'", "''") + "'"
     elif node.style == '"':
         text = json.dumps(value, ensure_ascii=False)
@@ -162,3 +164,21 @@ def append_item(yfile: YamlFile, layout: Layout, sequence: Node, item: Any) -> E
     if isinstance(first, (MappingNode, ScalarNode)) and first.start_mark.line == sequence.start_mark.line:
         offset = max(2, first.start_mark.column - dash_column)
     return _insert_lines(yfile, _end(sequence), item_lines(item, dash_column, layout, offset))
+
+
+def set_path(yfile: YamlFile, layout: Layout, base: Node, dotted: str, value: Any) -> Edit:
+    """Set `base.a.b.c` (a dotted path of mapping keys) to `value`: the scalar replaced when it
+    is there, else the missing keys added under the deepest one that is."""
+    parts = dotted.split(".")
+    node = base
+    for index, part in enumerate(parts):
+        found = None
+        if isinstance(node, MappingNode):
+            found = next((v for k, v in node.value if isinstance(k, ScalarNode) and k.value == part), None)
+        if found is None:
+            nested: Any = value
+            for name in reversed(parts[index + 1:]):
+                nested = {name: nested}
+            return add_entries(yfile, layout, node, {part: nested})
+        node = found
+    return set_scalar(yfile, node, value)
