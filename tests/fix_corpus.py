@@ -123,7 +123,8 @@ def corpus_files(root: Path) -> list[Path]:
 
 def run(root: Path) -> dict[str, Any]:
     linter = Linter()
-    totals: dict[str, Any] = {"files": 0, "changed": 0, "applied": Counter(), "validated": 0, "problems": {}}
+    totals: dict[str, Any] = {"files": 0, "changed": 0, "applied": Counter(), "validated": 0, "invalid_before": 0,
+                              "problems": {}}
     for path in corpus_files(root):
         text = decode(path.read_bytes())
         if text is None:
@@ -134,6 +135,7 @@ def run(root: Path) -> dict[str, Any]:
             totals["changed"] += 1
         totals["applied"].update(result["applied"])
         totals["validated"] += result["validated"]
+        totals["invalid_before"] += result["invalid_before"]
         if result["problems"]:
             totals["problems"][str(path)] = result["problems"]
     return totals
@@ -141,7 +143,8 @@ def run(root: Path) -> dict[str, Any]:
 
 if __name__ == "__main__":
     outcome = run(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent.parent.parent / "shared" / "corpus")
-    print(f"files {outcome['files']}, changed {outcome['changed']}, validated core documents {outcome['validated']}")
+    print(f"files {outcome['files']}, changed {outcome['changed']}, core documents of changed files validated"
+          f" {outcome['validated']} ({outcome['invalid_before']} schema errors before the fix)")
     print("fixes applied:", dict(sorted(outcome["applied"].items())))
     for path, problems in outcome["problems"].items():
         print(path, problems[:5])

@@ -208,3 +208,23 @@ def test_the_servers_plug_point_suggests_each_findings_fix_from_the_json(tmp_pat
     assert suggested[0]["fingerprint"] == report["findings"][1]["fingerprint"]
     assert "+          limits:\n+            nvidia.com/gpu: 1\n" in suggested[0]["diff"]
     assert not fixes.available()  # the servers register their fix features once they call suggest()
+
+
+def test_json_with_fixes_matches_the_output_schema(tmp_path: Path) -> None:
+    import jsonschema
+
+    for case in CASES:
+        _copy(tmp_path, case)
+    schema = json.loads((REPO / "schemas" / "output.schema.json").read_text())
+    report = json.loads(run_cli("lint", "--no-config", "--show-fixes", "--format", "json", str(tmp_path)).stdout)
+    jsonschema.validate(report, schema)
+    assert {f["fix"]["applicability"] for f in report["findings"] if f["fix"]} == {"safe", "unsafe", "none"}
+
+
+def test_explain_says_what_the_fix_does() -> None:
+    from kubegap_lint.fix.summary import AUTOFIX
+
+    assert set(AUTOFIX) == set(BUILDERS)
+    assert "Autofix (safe, `--fix`): sets each accelerator's limit equal to its request." in \
+        run_cli("explain", "KG503").stdout.decode()
+    assert "Autofix: none, by design: choose the storage" in run_cli("explain", "KG201").stdout.decode()
