@@ -58,7 +58,8 @@ def test_safe_fixes_alone_apply_only_the_safe_rules(tmp_path: Path, case: str) -
         assert code == 0
     else:
         assert path.read_bytes() == (FIXTURES / f"{case}.input.yaml").read_bytes()
-        assert code == 1 and b"more with --unsafe-fixes" in err
+        unfixed = run_cli("lint", "--no-config", "--select", rule, str(FIXTURES / f"{case}.input.yaml"))
+        assert code == unfixed.returncode and b"more with --unsafe-fixes" in err
 
 
 def test_crlf_line_ends_are_kept() -> None:
@@ -228,3 +229,17 @@ def test_explain_says_what_the_fix_does() -> None:
     assert "Autofix (safe, `--fix`): sets each accelerator's limit equal to its request." in \
         run_cli("explain", "KG503").stdout.decode()
     assert "Autofix: none, by design: choose the storage" in run_cli("explain", "KG201").stdout.decode()
+
+
+def test_fixes_that_share_an_edit_write_it_once_and_overlapping_ones_wait() -> None:
+    from kubegap_lint.fix.apply import apply_fixes
+    from kubegap_lint.fix.model import Fix
+
+    text = "a: 1\nb: 2\n"
+    grace = Edit(10, 10, "c: 60\n")
+    first = Fix("KG104", "unsafe", "one", (Edit(3, 4, "5"), grace))
+    second = Fix("KG104", "unsafe", "two", (grace,))
+    overlapping = Fix("KG503", "safe", "three", (Edit(3, 4, "7"),))
+    fixed, applied = apply_fixes(text, [first, second, overlapping])
+    assert fixed == "a: 5\nb: 2\nc: 60\n"
+    assert applied == [first, second]

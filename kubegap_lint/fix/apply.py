@@ -26,16 +26,16 @@ def _overlap(a: Edit, b: Edit) -> bool:
 
 
 def take(fixes: Iterable[Fix]) -> list[Fix]:
-    """The fixes whose edits overlap none of an earlier one's (the same edits twice: once)."""
+    """The fixes whose edits overlap none of an earlier one's; an edit two fixes share (the
+    grace period of a pod whose two containers are fixed) is written once."""
     taken: list[Fix] = []
     edits: list[Edit] = []
     for fix in fixes:
-        if any(fix.edits == other.edits for other in taken):
-            continue
-        if any(_overlap(mine, theirs) for mine in fix.edits for theirs in edits):
+        own = [edit for edit in fix.edits if edit not in edits]
+        if any(_overlap(mine, theirs) for mine in own for theirs in edits):
             continue
         taken.append(fix)
-        edits.extend(fix.edits)
+        edits.extend(own)
     return taken
 
 
@@ -58,7 +58,7 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> str:
 def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, list[Fix]]:
     """The text with the fixes applied, and the fixes that were."""
     taken = take(fixes)
-    return apply_edits(text, [edit for fix in taken for edit in fix.edits]), taken
+    return apply_edits(text, list(dict.fromkeys(edit for fix in taken for edit in fix.edits))), taken
 
 
 def unified_diff(before: str, after: str, path: str) -> str:

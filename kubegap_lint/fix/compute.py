@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubegap_lint.core.model import Finding
-from kubegap_lint.fix import env, pod, workload
+from kubegap_lint.fix import env, pod, serving, workload
 from kubegap_lint.fix.document import Layout, Unfixable, YamlFile
 from kubegap_lint.fix.model import Fix
 from kubegap_lint.fix.site import Site
@@ -19,6 +19,9 @@ from kubegap_lint.fix.site import Site
 NONE = "none"  # the applicability of a fix without edits: what to do, said in words
 
 BUILDERS: dict[str, Callable[[Site], Fix]] = {
+    "KG101": serving.fix_kg101,
+    "KG102": serving.fix_kg102,
+    "KG104": serving.fix_kg104,
     "KG301": env.fix_kg301,
     "KG302": env.fix_kg302,
     "KG305": env.fix_kg305,

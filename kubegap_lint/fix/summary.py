@@ -5,6 +5,11 @@ from __future__ import annotations
 from kubegap_lint.fix.compute import USER_DECIDES
 
 AUTOFIX = {
+    "KG101": ("unsafe", "adds a hard zone spread (maxSkew 1, DoNotSchedule) selecting the pod template's labels"),
+    "KG102": ("unsafe", "makes the soft spread over a failure domain hard (DoNotSchedule); a soft anti-affinity"
+              " gets a hard zone spread"),
+    "KG104": ("unsafe", "adds a preStop sleep of 15 s and a grace period of 60 s (KServe's values), or, when the"
+              " engine's drain is set, the grace period it needs"),
     "KG301": ("safe", "sets TORCH_NCCL_ASYNC_ERROR_HANDLING (or the old name, where it is the one read) to 3"),
     "KG302": ("unsafe", "sets TORCH_NCCL_ENABLE_MONITORING to 1 and the blocking wait to 0 (PyTorch's defaults), and"
               " a heartbeat timeout above the limit to 600 s (the policy's example): unsafe when that value is written"),
