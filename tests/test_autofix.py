@@ -243,3 +243,16 @@ def test_fixes_that_share_an_edit_write_it_once_and_overlapping_ones_wait() -> N
     fixed, applied = apply_fixes(text, [first, second, overlapping])
     assert fixed == "a: 5\nb: 2\nc: 60\n"
     assert applied == [first, second]
+
+
+def test_no_flight_recorder_edit_without_a_persistent_volume(tmp_path: Path) -> None:
+    """Must-not: the dumps would land on the container's writable layer (a new KG304)."""
+    source = REPO / "examples" / "KG303-nccl-flight-recorder-off" / "bad-torchrun-job.yaml"
+    copy = tmp_path / "job.yaml"
+    shutil.copyfile(source, copy)
+    run = run_cli("lint", "--no-config", "--select", "KG303", "--show-fixes", "--unsafe-fixes", "--format", "json",
+                  str(copy))
+    (finding,) = json.loads(run.stdout)["findings"]
+    assert finding["fix"]["edits"] == [] and finding["fix"]["description"].startswith("no edit: mount a persistent")
+    run_cli("lint", "--no-config", "--select", "KG303", "--fix", "--unsafe-fixes", str(copy))
+    assert copy.read_bytes() == source.read_bytes()

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubegap_lint.core.model import Finding
-from kubegap_lint.fix import env, pod, serving, workload
+from kubegap_lint.fix import env, flight, pod, serving, workload
 from kubegap_lint.fix.document import Layout, Unfixable, YamlFile
 from kubegap_lint.fix.model import Fix
 from kubegap_lint.fix.site import Site
@@ -24,6 +24,8 @@ BUILDERS: dict[str, Callable[[Site], Fix]] = {
     "KG104": serving.fix_kg104,
     "KG301": env.fix_kg301,
     "KG302": env.fix_kg302,
+    "KG303": flight.fix_flight_recorder,
+    "KG304": flight.fix_flight_recorder,
     "KG305": env.fix_kg305,
     "KG306": env.fix_kg306,
     "KG307": env.fix_kg307,

@@ -51,7 +51,7 @@ def fix_kg503(site: Site) -> Fix:
                ("k8s-gpu-limits-rule",))
 
 
-def _gpu_container(container: Any, patterns: list[str]) -> bool:
+def gpu_container(container: Any, patterns: list[str]) -> bool:
     resources = child(container, "resources")
     if resources is None:
         return False
@@ -87,7 +87,7 @@ def fix_kg501(site: Site) -> Fix:
         if isinstance(mounts, SequenceNode) and any(scalar_text(child(m, "mountPath")) == SHM_PATH
                                                     for m in mounts.value):
             raise Unfixable(f"a container mounts {SHM_PATH} already")
-        if _gpu_container(container, patterns):
+        if gpu_container(container, patterns):
             edits.append(_add_to_list(site, container, "volumeMounts", {"name": SHM_VOLUME, "mountPath": SHM_PATH}))
     if not edits:
         raise Unfixable("no GPU container in the pod")

@@ -13,6 +13,9 @@ AUTOFIX = {
     "KG301": ("safe", "sets TORCH_NCCL_ASYNC_ERROR_HANDLING (or the old name, where it is the one read) to 3"),
     "KG302": ("unsafe", "sets TORCH_NCCL_ENABLE_MONITORING to 1 and the blocking wait to 0 (PyTorch's defaults), and"
               " a heartbeat timeout above the limit to 600 s (the policy's example): unsafe when that value is written"),
+    "KG303": ("unsafe", "sets the flight-recorder buffer to 2000 under both names, dumping on timeout on, and the"
+              " dump path on the persistent volume the GPU containers mount (none: no edit)"),
+    "KG304": ("unsafe", "as KG303: dumping on, and the dump path on the persistent volume the GPU containers mount"),
     "KG305": ("unsafe", "renames the variable to the known name it is closest to (the did-you-mean name)"),
     "KG306": ("safe", "sets NCCL_DEBUG to WARN"),
     "KG307": ("safe", "sets NCCL_IB_TIMEOUT to 20 and NCCL_IB_RETRY_CNT to 7 (NCCL's current defaults)"),
