@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubegap_lint.core.model import Finding
-from kubegap_lint.fix import env, flight, pod, serving, workload
+from kubegap_lint.fix import budget, env, flight, pod, serving, workload
 from kubegap_lint.fix.document import Layout, Unfixable, YamlFile
 from kubegap_lint.fix.model import Fix
 from kubegap_lint.fix.site import Site
@@ -21,6 +21,7 @@ NONE = "none"  # the applicability of a fix without edits: what to do, said in w
 BUILDERS: dict[str, Callable[[Site], Fix]] = {
     "KG101": serving.fix_kg101,
     "KG102": serving.fix_kg102,
+    "KG103": budget.fix_kg103,
     "KG104": serving.fix_kg104,
     "KG301": env.fix_kg301,
     "KG302": env.fix_kg302,

@@ -8,6 +8,8 @@ AUTOFIX = {
     "KG101": ("unsafe", "adds a hard zone spread (maxSkew 1, DoNotSchedule) selecting the pod template's labels"),
     "KG102": ("unsafe", "makes the soft spread over a failure domain hard (DoNotSchedule); a soft anti-affinity"
               " gets a hard zone spread"),
+    "KG103": ("unsafe", "appends a PodDisruptionBudget (maxUnavailable 1) selecting the pod template's labels, when"
+              " no budget selects the pods"),
     "KG104": ("unsafe", "adds a preStop sleep of 15 s and a grace period of 60 s (KServe's values), or, when the"
               " engine's drain is set, the grace period it needs"),
     "KG301": ("safe", "sets TORCH_NCCL_ASYNC_ERROR_HANDLING (or the old name, where it is the one read) to 3"),
