@@ -256,3 +256,36 @@ def test_no_flight_recorder_edit_without_a_persistent_volume(tmp_path: Path) -> 
     assert finding["fix"]["edits"] == [] and finding["fix"]["description"].startswith("no edit: mount a persistent")
     run_cli("lint", "--no-config", "--select", "KG303", "--fix", "--unsafe-fixes", str(copy))
     assert copy.read_bytes() == source.read_bytes()
+
+
+@requires_shared
+@pytest.mark.slow
+def test_fix_on_a_copy_of_the_corpus_with_the_command_line(tmp_path: Path) -> None:
+    """The command line on a copy of the whole corpus (cross-file facts included): the fixed
+    files keep every line and comment, no finding is new, and a second run has nothing to do."""
+    from collections import Counter
+
+    from conftest import CORPUS
+    from fix_corpus import comments_kept
+
+    copy = tmp_path / "corpus"
+    shutil.copytree(CORPUS, copy)
+
+    def identities() -> Counter:
+        report = json.loads(run_cli("lint", "--no-config", "--format", "json", str(copy)).stdout)
+        return Counter((f["rule"], Path(f["location"]["path"]).relative_to(copy).as_posix(), f["document"],
+                        f["container"], json.dumps(f["resource"])) for f in report["findings"])
+
+    before = identities()
+    run = run_cli("lint", "--no-config", "--fix", "--unsafe-fixes", "-q", str(copy))
+    assert run.returncode == 1 and b"fixed " in run.stderr
+    changed = [p for p in sorted(copy.rglob("*")) if p.is_file()
+               and p.read_bytes() != (CORPUS / p.relative_to(copy)).read_bytes()]
+    assert len(changed) > 100
+    for path in changed:
+        assert comments_kept((CORPUS / path.relative_to(copy)).read_bytes().decode(), path.read_bytes().decode()) == []
+    after = identities()
+    assert not after - before  # no finding is new
+    assert sum(after.values()) < sum(before.values())
+    again = run_cli("lint", "--no-config", "--diff", "--unsafe-fixes", str(copy))
+    assert again.returncode == 0 and again.stdout == b""
