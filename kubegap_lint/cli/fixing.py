@@ -141,8 +141,9 @@ def run(paths: tuple[str, ...], fixing: FixChoices, stdin: bytes | None, stdin_n
         click.echo(f"kubegap-lint: {_summary(planned, 'fixed', fixing.unsafe)}", err=True)
         if stdin is not None:
             feed_stdin(stdin)
-        result, linter = lint()
-        planned = plan(result.iter_findings(), _reader(files, stdin), linter.params, fixing.unsafe)
+        if any(file.changed for file in planned):  # what is left, linted again
+            result, linter = lint()
+            planned = plan(result.iter_findings(), _reader(files, stdin), linter.params, fixing.unsafe)
     return result, linter, FixLookup(planned)
 
 
