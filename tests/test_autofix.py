@@ -289,3 +289,22 @@ def test_fix_on_a_copy_of_the_corpus_with_the_command_line(tmp_path: Path) -> No
     assert sum(after.values()) < sum(before.values())
     again = run_cli("lint", "--no-config", "--diff", "--unsafe-fixes", str(copy))
     assert again.returncode == 0 and again.stdout == b""
+
+
+@requires_shared
+@pytest.mark.slow
+def test_the_multitool_accepts_sarif_fixes(tmp_path: Path) -> None:
+    from sarif_checks import install_multitool, multitool_binary, multitool_problems
+
+    binary = multitool_binary() or install_multitool()
+    if binary is None:
+        pytest.skip("npm not found: cannot install @microsoft/sarif-multitool (scripts/test.sh installs it)")
+    for case in CASES:
+        _copy(tmp_path, case)
+    log = tmp_path / "fixes.sarif"
+    log.write_bytes(run_cli("lint", "--no-config", "--show-fixes", "--unsafe-fixes", "--format", "sarif",
+                            "--sarif-root", str(tmp_path), str(tmp_path)).stdout)
+    assert b'"fixes"' in log.read_bytes()
+    out = tmp_path / "out"
+    out.mkdir()
+    assert multitool_problems(binary, log, out) == []
