@@ -308,3 +308,27 @@ def test_the_multitool_accepts_sarif_fixes(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     assert multitool_problems(binary, log, out) == []
+
+
+def test_every_example_fixed_parses_keeps_its_lines_and_a_second_run_has_nothing_to_do(tmp_path: Path) -> None:
+    """The examples hold every odd input the linter knows (syntax errors, duplicate keys,
+    aliases, unrendered templates, suppressions): --fix never fails on them, never touches a
+    file with an input fault, and converges in one run."""
+    from ruamel.yaml import YAML
+
+    copy = tmp_path / "examples"
+    shutil.copytree(REPO / "examples", copy)
+    run = run_cli("lint", "--no-config", "--fix", "--unsafe-fixes", "-q", str(copy))
+    assert run.returncode == 1 and b"internal error" not in run.stderr
+    changed = 0
+    for path in sorted(copy.rglob("*.y*ml")):
+        original = (REPO / "examples" / path.relative_to(copy)).read_bytes()
+        if path.read_bytes() == original:
+            continue
+        changed += 1
+        assert not path.relative_to(copy).as_posix().startswith(("KG001", "KG002", "KG003", "KG004", "KG007"))
+        assert comments_kept(original.decode(), path.read_text()) == [], path
+        list(YAML(typ="safe", pure=True).load_all(path.read_text()))
+    assert changed > 50
+    again = run_cli("lint", "--no-config", "--diff", "--unsafe-fixes", str(copy))
+    assert again.returncode == 0 and again.stdout == b""
