@@ -332,3 +332,28 @@ def test_every_example_fixed_parses_keeps_its_lines_and_a_second_run_has_nothing
     assert changed > 50
     again = run_cli("lint", "--no-config", "--diff", "--unsafe-fixes", str(copy))
     assert again.returncode == 0 and again.stdout == b""
+
+
+def test_the_writer_keeps_flow_collections_flow_and_block_ones_in_their_layout() -> None:
+    from kubegap_lint.fix.document import Layout, YamlFile, node_at
+    from kubegap_lint.fix.writer import add_entries, append_item, set_scalar
+
+    text = "a: {}\nb: []\nc:\n- x: 1\n  y: 'q'\nd: {e: 1}\n"
+    yfile = YamlFile(text)
+    root = yfile.documents[0]
+    layout = Layout(root)
+    assert (layout.step, layout.dash_offset) == (2, 0)
+    edits = [add_entries(yfile, layout, node_at(root, ("a",)), {"k": "1Gi"}),
+             append_item(yfile, layout, node_at(root, ("b",)), {"name": "n"}),  # YAML 1.1 reads n as false
+             append_item(yfile, layout, node_at(root, ("c",)), {"x": 2, "y": "true"}),
+             set_scalar(yfile, node_at(root, ("c", 0, "y")), "it's"),
+             add_entries(yfile, layout, node_at(root, ("d",)), {"f": [1, 2]})]
+    assert apply_edits(text, edits) == ("a: {k: 1Gi}\nb: [{name: \"n\"}]\nc:\n- x: 1\n  y: 'it''s'\n- x: 2\n"
+                                        "  \"y\": \"true\"\nd: {e: 1, f: [1, 2]}\n")
+
+
+def test_a_document_that_starts_on_the_marker_line_is_found_by_its_line() -> None:
+    from kubegap_lint.fix.document import YamlFile
+
+    yfile = YamlFile("a: {b: 1}\n--- {c: 2}\n")
+    assert yfile.document_at(2) is yfile.documents[1]

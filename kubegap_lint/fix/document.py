@@ -37,11 +37,12 @@ class YamlFile:
             _check_keys(document)
 
     def document_at(self, line: int) -> Node:
-        """The document whose text holds 1-based `line`."""
-        for document in self.documents:
-            if document.start_mark.line + 1 <= line <= document.end_mark.line + 1:
-                return document
-        raise Unfixable(f"no document holds line {line}")
+        """The document whose text holds 1-based `line`: the last one starting at or before it
+        (a document's end mark can lie on the next one's first line)."""
+        found = [d for d in self.documents if d.start_mark.line + 1 <= line <= d.end_mark.line + 1]
+        if not found:
+            raise Unfixable(f"no document holds line {line}")
+        return found[-1]
 
 
 def _check_keys(root: Node) -> None:
