@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "kubegap_lint"
 
 # Lower first. A module may import its own subpackage and any earlier one.
 LAYERS = ["core", "store", "input", "catalog", "workloads", "config", "suppress", "helm", "kustomize",
-          "engine", "report", "serve", "cli"]
+          "engine", "fix", "report", "serve", "cli"]
 
 
 def _module_name(path: Path) -> str:

@@ -287,3 +287,24 @@ def test_kubegap_lint_kustomize_hook_relints_the_overlays_of_a_changed_base(hook
     assert code == 0 and "<kustomize build" not in out, out
     after = subprocess.run(["git", "status", "--porcelain"], cwd=project, capture_output=True).stdout
     assert after == before  # the hook writes nothing into the repository
+
+
+def test_kubegap_lint_fix_hook_fixes_the_staged_file_and_fails_the_commit(hook_repo: Path, tmp_path: Path) -> None:
+    """The fix hook writes the safe fix (pre-commit then fails: a file changed); a second run
+    finds nothing to fix, and only the findings it cannot fix are left."""
+    fixtures = Path(__file__).parent / "fixtures" / "autofix"
+    project = tmp_path / "project"
+    (project / "deploy").mkdir(parents=True)
+    shutil.copyfile(fixtures / "KG503-deployment.input.yaml", project / "deploy" / "llm.yaml")
+    _git(project, "init", "-q")
+    _git(project, "add", "-A")
+    proc = _try_repo(hook_repo, project, "kubegap-lint-fix", all_files=False)
+    out = proc.stdout.decode()
+    assert proc.returncode == 1, out + proc.stderr.decode()
+    assert "files were modified by this hook" in out
+    assert (project / "deploy" / "llm.yaml").read_bytes() == (fixtures / "KG503-deployment.fixed.yaml").read_bytes()
+    assert "fixed 2 finding(s) in 1 file(s) (KG503 2)" in out
+    _git(project, "add", "-A")
+    again = _try_repo(hook_repo, project, "kubegap-lint-fix", all_files=False)
+    assert "files were modified by this hook" not in again.stdout.decode()
+    assert (project / "deploy" / "llm.yaml").read_bytes() == (fixtures / "KG503-deployment.fixed.yaml").read_bytes()

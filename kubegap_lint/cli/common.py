@@ -114,12 +114,13 @@ def input_is_empty(result: Any) -> bool:
 
 def report_and_exit(result: Any, linter: Any, fmt: Any, output: str | None, no_colour: bool,
                     show_suppressed: bool, sarif_root: str | None, sarif_category: str | None,
-                    choices: Any = None) -> NoReturn:
+                    choices: Any = None, fixes: Any = None) -> NoReturn:
     """Print the input errors, write the report in each chosen format, exit with the run's code.
 
     `fmt` is a format's name or the (name, file or None) pairs of --format. When no report goes
     to standard output the summary line goes to stderr (the terminal is never left silent); with
-    --quiet there is none; --exit-zero turns exit code 1 into 0 (2 stays 2)."""
+    --quiet there is none; --exit-zero turns exit code 1 into 0 (2 stays 2). `fixes` (a
+    fix.files.FixLookup) gives the findings' fixes to the JSON and SARIF reports."""
     from kubegap_lint.cli.options import OutputChoices
     from kubegap_lint.report.formats import ReportOptions, render
     from kubegap_lint.report.sanitize import safe_text
@@ -138,7 +139,7 @@ def report_and_exit(result: Any, linter: Any, fmt: Any, output: str | None, no_c
                                 show_suppressed=show_suppressed, params=linter.params,
                                 sarif_root=sarif_root, sarif_category=sarif_category,
                                 summary=not choices.quiet, estimates=choices.estimate and not choices.quiet and not choices.statistics,
-                                statistics=choices.statistics)
+                                statistics=choices.statistics, fixes=fixes)
         report = render(name, result, options)
         for warning in report.warnings:
             click.echo(f"kubegap-lint: {warning}", err=True)

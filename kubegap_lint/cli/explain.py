@@ -6,7 +6,12 @@ from kubegap_lint.catalog.policies import Catalog, Policy
 
 
 def explain(policy: Policy, catalog: Catalog) -> str:
+    from kubegap_lint.fix.summary import describe
+
     lines = [f"{policy.id} {policy.name} ({policy.severity.value})", policy.title, "", policy.help, ""]
+    autofix = describe(policy.id)
+    if autofix:
+        lines += [autofix, ""]
     if policy.evidence:
         lines.append("Evidence:")
         for incident_id in policy.evidence:

@@ -13,11 +13,13 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from typing import Any
 
 import click
 
 from kubegap_lint import __version__
 from kubegap_lint.cli.common import EXIT_USAGE, fail, report_and_exit, resolve_settings
+from kubegap_lint.cli.fixing import FixChoices, capture_stdin, fix_options
 from kubegap_lint.cli.options import (
     OutputChoices,
     config_options,
@@ -126,6 +128,7 @@ def cli() -> None:
                    " kubectl, on PATH].")
 @stdin_filename_option
 @render_timeout_option
+@fix_options
 def lint_command(paths: tuple[str, ...], fmt: tuple[tuple[str, str | None], ...], output: str | None, fail_on: str | None,
                  config_file: str | None, no_config: bool, select: tuple[str, ...],
                  ignore: tuple[str, ...], baseline: str | None, no_baseline: bool,
@@ -134,7 +137,7 @@ def lint_command(paths: tuple[str, ...], fmt: tuple[tuple[str, str | None], ...]
                  sarif_category: str | None = None, jobs: int = 1, repo_facts: bool = True,
                  choices: OutputChoices | None = None, stdin_filename: str | None = None,
                  follow_symlinks_out: bool = False, allow_unrendered: bool = False, staged: bool = False,
-                 kustomize_path: str | None = None) -> None:
+                 kustomize_path: str | None = None, fixing: FixChoices | None = None) -> None:
     """Lint manifests: files, folders (recursively) and - for stdin. A folder holding a
     Chart.yaml is a chart: rendered in-process with the Helm engine; one that cannot be
     rendered (no engine, or a render that fails) is a KG009 finding at its Chart.yaml. A
@@ -154,13 +157,25 @@ def lint_command(paths: tuple[str, ...], fmt: tuple[tuple[str, str | None], ...]
     settings.follow_symlinks_out = follow_symlinks_out
     if allow_unrendered:
         allow_unrendered_inputs(settings)
-    with lint_inputs(paths, settings, catalog, stdin_name=stdin_name, repo_facts=repo_facts,
-                     skip_charts=skip_chart_templates, follow_outside=follow_symlinks_out,
-                     config_paths=_config_paths(paths, stdin_name), kustomize_path=kustomize_path) as inputs:
-        if inputs.charts or inputs.kustomizations:
-            choices.allow_empty = True  # charts or kustomizations were found (rendered, or each a KG009)
-        linter = inputs.linter
-        result = parallel.lint_sources(linter, inputs.sources, inputs.errors, jobs=jobs)
+    fixing = fixing or FixChoices()
+    stdin = capture_stdin(paths, fixing)
+
+    def lint() -> tuple[Any, Any]:
+        with lint_inputs(paths, settings, catalog, stdin_name=stdin_name, repo_facts=repo_facts,
+                         skip_charts=skip_chart_templates, follow_outside=follow_symlinks_out,
+                         config_paths=_config_paths(paths, stdin_name), kustomize_path=kustomize_path) as inputs:
+            if inputs.charts or inputs.kustomizations:
+                choices.allow_empty = True  # charts or kustomizations were found (rendered, or each a KG009)
+            return parallel.lint_sources(inputs.linter, inputs.sources, inputs.errors, jobs=jobs), inputs.linter
+
+    result, linter = lint()
+    fixes = None
+    if fixing.active:
+        from kubegap_lint.cli import fixing as fix_stage
+
+        result, linter, fixes = fix_stage.run(paths, fixing, stdin, stdin_name, lint, result, linter)
+        if fixing.fix and stdin is not None:
+            fix_stage.stdin_out(fix_stage.fixed_stdin(), result, linter)
     if staged:
         from kubegap_lint.engine.decided import decided_findings
 
@@ -171,7 +186,7 @@ def lint_command(paths: tuple[str, ...], fmt: tuple[tuple[str, str | None], ...]
             result.baseline = None  # applied to `kept` already
             result.findings = [*kept, *caused]
     report_and_exit(result, linter, fmt, output, no_colour, show_suppressed, sarif_root, sarif_category,
-                    choices)
+                    choices, fixes)
 
 
 def _config_paths(paths: tuple[str, ...], stdin_name: str | None) -> tuple[str, ...]:

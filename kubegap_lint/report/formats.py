@@ -25,6 +25,7 @@ class ReportOptions:
     summary: bool = True  # text: the summary line (off with --quiet, or when it goes to stderr)
     estimates: bool = True  # text: the "Expected interruptions" block
     statistics: bool = False  # text: counts per rule instead of the findings
+    fixes: Any = None  # JSON and SARIF: each finding's fix (fix.files.FixLookup), with --show-fixes or --fix
 
 
 @record(frozen=True)
@@ -44,7 +45,7 @@ def _text(result: LintResult, options: ReportOptions) -> Report:
 def _json(result: LintResult, options: ReportOptions) -> Report:
     from kubegap_lint.report.jsonfmt import json_pieces
 
-    return Report(json_pieces(result, options.params), [])
+    return Report(json_pieces(result, options.params, options.fixes), [])
 
 
 def _sarif(result: LintResult, options: ReportOptions) -> Report:
@@ -52,7 +53,7 @@ def _sarif(result: LintResult, options: ReportOptions) -> Report:
     from kubegap_lint.report.sarif_paths import default_root
 
     root = Path(options.sarif_root) if options.sarif_root else default_root()
-    report = render_sarif(result, root, options.sarif_category)
+    report = render_sarif(result, root, options.sarif_category, fixes=options.fixes)
     return Report([report.text], list(report.warnings))
 
 

@@ -116,7 +116,8 @@ class FindingWriter:
     is the resource, for the run of findings about one resource (sorted, they come together),
     the file's path, and the fixed text between the values."""
 
-    def __init__(self, catalog_incidents: dict[str, Any]) -> None:
+    def __init__(self, catalog_incidents: dict[str, Any], fixes: Any = None) -> None:
+        self._fixes = fixes
         self.incidents = catalog_incidents
         self._heads: dict[tuple[Any, ...], str] = {}  # rule, name, severity, newline -> its text
         self._evidence: dict[tuple[Any, ...], str] = {}  # evidence, newline -> its text
@@ -234,6 +235,9 @@ class FindingWriter:
         out += [joints[17], _escape(found_by) if type(found_by) is str else scalar(found_by, n1)]
         if finding.extra:
             out += [",", n1, '"extra": ', indented(finding.extra, n1)]
+        if self._fixes is not None:
+            fix = self._fixes.json(finding)
+            out += [",", n1, '"fix": ', "null" if fix is None else indented(fix, n1)]
         out += [newline, "}"]
         return "".join(out)
 
@@ -257,8 +261,9 @@ def _estimate_dicts(result: LintResult, params: dict[str, Any]) -> Iterator[dict
         }
 
 
-def json_pieces(result: LintResult, params: dict[str, Any] | None = None) -> Iterator[str]:
-    """The JSON report in pieces, without holding the findings in memory."""
+def json_pieces(result: LintResult, params: dict[str, Any] | None = None, fixes: Any = None) -> Iterator[str]:
+    """The JSON report in pieces, without holding the findings in memory; with `fixes` (a
+    fix.files.FixLookup), each finding has a `fix` (null when its rule has none)."""
     stats = result.stats
     tally = result.tally()
     summary = {
@@ -280,7 +285,7 @@ def json_pieces(result: LintResult, params: dict[str, Any] | None = None) -> Ite
         "findings": result.iter_findings(),
         "estimates": _estimate_dicts(result, params or {}),
         "errors": iter(errors),
-    }, {"findings": FindingWriter(incidents).write})
+    }, {"findings": FindingWriter(incidents, fixes).write})
 
 
 def render_json(result: LintResult, params: dict[str, Any] | None = None) -> str:

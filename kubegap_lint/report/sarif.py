@@ -24,6 +24,7 @@ from kubegap_lint.core.model import Finding, InputError, Location, Severity
 from kubegap_lint.engine.run import LintResult
 from kubegap_lint.report import sarif_limits
 from kubegap_lint.report.sanitize import sarif_text
+from kubegap_lint.report.sarif_fixes import sarif_fixes
 from kubegap_lint.report.sarif_json import dumps, sarif
 from kubegap_lint.report.sarif_limits import (
     Limits,
@@ -226,8 +227,9 @@ _RENDERED_NAME = re.compile(r"<helm template (.+?)(?: \([^()]*:\d+\))?>")
 class _Builder:
     """Builds results and notifications for one run; knows the root and the source files."""
 
-    def __init__(self, result: LintResult, mapper: UriMapper, policies: list[Policy]) -> None:
+    def __init__(self, result: LintResult, mapper: UriMapper, policies: list[Policy], fixes: Any = None) -> None:
         self.result = result
+        self.fixes = fixes  # fix.files.FixLookup: each result's `fixes`
         self.mapper = mapper
         self.sources = SourceFiles(mapper)
         self.rule_index = {policy.id: index for index, policy in enumerate(policies)}
@@ -304,6 +306,7 @@ class _Builder:
             related_locations=related,
             partial_fingerprints=fingerprints,
             suppressions=suppressions,
+            fixes=sarif_fixes(self.fixes.get(finding), uri, SRCROOT) if self.fixes is not None and uri else None,
             properties=properties,
         )
 
@@ -366,7 +369,8 @@ def automation_id(category: str) -> str:
     return category if category.endswith("/") else category + "/"
 
 
-def build_log(result: LintResult, mapper: UriMapper, category: str | None, limits: Limits) -> tuple[str, list[str]]:
+def build_log(result: LintResult, mapper: UriMapper, category: str | None, limits: Limits,
+              fixes: Any = None) -> tuple[str, list[str]]:
     """The SARIF text, and what was cut to fit GitHub's limits (for stderr; also in the log)."""
     om = _om()
     # One pass over the stored findings keeps only the most severe that GitHub would accept.
@@ -382,7 +386,7 @@ def build_log(result: LintResult, mapper: UriMapper, category: str | None, limit
 
     findings = most_severe(noted(result.iter_findings()), limits.max_results)
     policies = reported_policies(result, rule_ids)
-    builder = _Builder(result, mapper, policies)
+    builder = _Builder(result, mapper, policies, fixes)
     taxonomy, taxon_index = _taxonomy(result.catalog, policies)
     rules = [_rule(policy, result.catalog, taxon_index) for policy in policies]
     builder.sources.announce((finding.location.path, finding.location.line) for finding in findings)
@@ -436,9 +440,9 @@ def build_log(result: LintResult, mapper: UriMapper, category: str | None, limit
 
 
 def render_sarif(result: LintResult, root: Path, category: str | None = None, cwd: str | None = None,
-                 limits: Limits | None = None) -> SarifReport:
+                 limits: Limits | None = None, fixes: Any = None) -> SarifReport:
     """The SARIF text for a run; URIs relative to `root`; cut to GitHub's limits (or `limits`)."""
     if category is not None and not category.strip():
         raise UsageError("--sarif-category must not be empty")
-    text, notes = build_log(result, UriMapper(root, cwd), category, limits or sarif_limits.GITHUB_LIMITS)
+    text, notes = build_log(result, UriMapper(root, cwd), category, limits or sarif_limits.GITHUB_LIMITS, fixes)
     return SarifReport(text, notes)
