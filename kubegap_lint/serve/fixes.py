@@ -25,8 +25,9 @@ def _finding(path: str, data: dict[str, Any]) -> Finding:
     """A JSON finding object back as a Finding, with what a fix reads of it."""
     loc = data.get("location") or {}
     return Finding(
-        str(data.get("rule", "")), str(data.get("name", "")), Severity.parse(str(data.get("severity", "note"))),
-        str(data.get("message", "")), Location(path, int(loc.get("line") or 1), int(loc.get("column") or 1)),
+        rule_id=str(data.get("rule", "")), rule_name=str(data.get("name", "")),
+        severity=Severity.parse(str(data.get("severity", "note"))), message=str(data.get("message", "")),
+        location=Location(path, int(loc.get("line") or 1), int(loc.get("column") or 1)),
         template=data.get("template"), key_path=tuple(loc.get("path_in_document") or ()),
         missing=loc.get("missing"), evidence=tuple(e.get("id", "") for e in data.get("evidence") or ()))
 
