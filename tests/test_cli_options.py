@@ -140,7 +140,7 @@ def test_stdin_filename_names_the_input_and_finds_its_configuration(tmp_path: Pa
     ("kg30*", ["KG301", "KG302", "KG303", "KG304", "KG305", "KG306", "KG307"]),
     ("nccl-*", ["KG301", "KG302", "KG303", "KG304", "KG305", "KG306", "KG307"]),
     ("checkpoint", ["KG201", "KG202", "KG203"]),
-    ("KG20?", ["KG201", "KG202", "KG203", "KG204"]),
+    ("KG20?", ["KG201", "KG202", "KG203", "KG204", "KG205"]),
     ("gpu-shm-default", ["KG501"]),
 ])
 def test_selection_by_prefix_glob_tag_and_name(selector: str, rules: list[str]) -> None:
