@@ -22,7 +22,7 @@ import time
 from typing import IO, Any
 
 from kubegap_lint.helm.dependencies import MissingSubchart
-from kubegap_lint.helm.render import HelmError, HelmMissing, NotLinted, RenderOptions
+from kubegap_lint.helm.render import HelmError, HelmMissing, NotLinted, RenderOptions, RequestError
 
 DEFAULT_TIMEOUT = 60.0  # seconds of wall time for one chart's render (--render-timeout)
 MEMORY_LIMIT = 2 * 1024 * 1024 * 1024  # the child's address space: Go reserves ~700 MB at start
@@ -160,8 +160,9 @@ def render(chart_path: str, options: RenderOptions, missing: list[MissingSubchar
         raise NotLinted(str(reply["not_linted"]))
     if "error" in reply:
         path = reply.get("path")
-        raise HelmError(str(reply["error"]).replace(full, chart_path),
-                        str(path).replace(full, chart_path) if path else None, reply.get("line"))
+        raise (RequestError if reply.get("request") else HelmError)(
+            str(reply["error"]).replace(full, chart_path), str(path).replace(full, chart_path) if path else None,
+            reply.get("line"))
     if missing is not None:
         missing.extend(MissingSubchart(str(name), str(path).replace(full, chart_path), line)
                        for name, path, line in reply.get("subcharts_missing", []))
@@ -352,7 +353,7 @@ def serve() -> None:
         except HelmMissing as exc:
             reply = {"missing": str(exc)}
         except HelmError as exc:
-            reply = {"error": str(exc), "path": exc.path, "line": exc.line}
+            reply = {"error": str(exc), "path": exc.path, "line": exc.line, "request": isinstance(exc, RequestError)}
         except Exception as exc:  # a bug in the engine's binding: this chart's error, not the run's
             reply = {"error": f"helm template {request['chart']} failed: the Helm engine raised"
                               f" {type(exc).__name__}: {' '.join(str(exc).split())}"}
