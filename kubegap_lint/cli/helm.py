@@ -85,7 +85,7 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
 
     choices = choices or OutputChoices()
     chosen = _chosen_charts(charts, from_files)
-    helm = _renderer(helm_path, allow_missing_helm, len(chosen))
+    helm = _renderer(helm_path, allow_missing_helm, len(chosen), wait=False)
     # The configuration is found from the first chart's folder, as for `lint` (docs/configuration.md).
     resolved, catalog = resolve_settings(tuple(chosen), config_file, no_config, select, ignore, fail_on,
                                          baseline, no_baseline)
@@ -109,6 +109,8 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     settings.chart_dirs = [chart for chart in chosen if os.path.isdir(chart)]
     settings.partial = True  # a chart is part of a repository: exemptions without paths are not judged
     linter = Linter(settings, catalog=catalog)
+    if helm is None:  # the engine loaded while the settings were read, or why not
+        _renderer(None, allow_missing_helm, len(chosen))
     renders = _Renders(helm, keep_rendered, linter)
     for chart in chosen:
         renders.chart(chart, [(options, None)] if flags else configured(chart, settings.charts))
@@ -132,16 +134,16 @@ def _chosen_charts(charts: tuple[str, ...], from_files: bool) -> list[str]:
     return list(dict.fromkeys(charts))
 
 
-def _renderer(helm_path: str | None, allow_missing_helm: bool, count: int) -> str | None:
-    """The helm binary --helm names, or None for the engine, checked before anything is read;
+def _renderer(helm_path: str | None, allow_missing_helm: bool, count: int, wait: bool = True) -> str | None:
+    """The helm binary --helm names, or None for the engine (started; with `wait`, loaded);
     when neither is there, exit 2 (0 with --allow-missing-helm, with a note)."""
     from kubegap_lint.helm.render import HelmMissing, find_helm
-    from kubegap_lint.helm.worker import installed
+    from kubegap_lint.helm.worker import installed, start
 
     try:
         helm = find_helm(helm_path) if helm_path else None
         if helm is None:
-            installed()
+            installed() if wait else start()
     except HelmMissing as exc:
         if allow_missing_helm:
             click.echo(f"kubegap-lint: {exc}; {count} chart(s) not linted (--allow-missing-helm)", err=True)
