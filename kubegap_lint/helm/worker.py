@@ -2,7 +2,8 @@
 
 The Helm engine is Go code loaded into Python: a template that loops for ever cannot be
 stopped in-process, Ctrl-C waits for it, and a Go-runtime abort (a panic, out of memory) ends
-the whole process with no report. So the engine runs in a child started at the first chart and
+the whole process with no report. So the engine runs in a child started at the first chart
+(`kubegap-lint helm` starts it first thing, so that it loads while the settings are read) and
 reused for the rest (starting one costs about 0.3 s and 70 MB), speaking JSON lines over pipes.
 The child limits its own address space (RLIMIT_AS) and CPU time (RLIMIT_CPU) where the platform
 has them; the parent waits at most the render timeout, and Ctrl-C or SIGTERM stop the wait at
