@@ -184,12 +184,12 @@ def test_helm_command_text_output(standin: dict[str, str]) -> None:
     assert lines[-1].startswith("1 file, 5 documents")
 
 
-def test_helm_failure_is_one_line_exit_2(standin: dict[str, str]) -> None:
+def test_helm_failure_is_a_kg009_error_as_lint_says_it(standin: dict[str, str]) -> None:
     proc = run_cli("helm", "no/such/chart", "--release", "demo", "-n", "ml", "--helm", "helm", env=standin)
-    assert proc.returncode == 2
-    assert proc.stderr.decode() == (
-        'kubegap-lint: no/such/chart: helm template no/such/chart failed (exit 1):'
-        ' Error: path "no/such/chart" not found\n')
+    assert proc.returncode == 1 and proc.stderr == b""
+    assert proc.stdout.decode().splitlines()[0] == (
+        'no/such/chart/Chart.yaml:1:1: error KG009 input-not-rendered: chart no/such/chart was not linted: helm template no/such/chart'
+        ' failed (exit 1): Error: path "no/such/chart" not found')
 
 
 def test_no_helm_fails_clearly(tmp_path: Path) -> None:

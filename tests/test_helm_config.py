@@ -107,8 +107,10 @@ def test_kubegap_lint_helm_takes_the_configuration_without_render_flags(tmp_path
     configured = json.loads(proc.stdout)["findings"]
     assert configured and {f["rendered_location"]["path"] for f in configured} == {f"<helm template {render['chart']}>"}
     # Flags on the command line win over the configuration: without values it cannot render.
-    proc = run_cli("helm", render["chart"], "--release", "x", "--config", str(config), cwd=CHARTS)
-    assert proc.returncode == 2 and b"failed:" in proc.stderr
+    proc = run_cli("helm", render["chart"], "--release", "x", "--config", str(config), "--format", "json", cwd=CHARTS)
+    assert proc.returncode == 1, proc.stderr  # as `lint`: the chart not rendered is a KG009 error
+    (unrendered,) = [f for f in json.loads(proc.stdout)["findings"] if f["rule"] == "KG009"]
+    assert unrendered["severity"] == "error" and " failed: " in unrendered["message"]
 
 
 def test_a_wrong_entry_is_a_one_line_error_with_its_place(tmp_path: Path) -> None:

@@ -172,14 +172,19 @@ def test_crds_only_when_asked(tmp_path: Path) -> None:
 def test_render_failures_are_one_line(tmp_path: Path) -> None:
     chart = _chart(tmp_path)
     (chart / "templates" / "bad.yaml").write_text("{{ .Values.nope.deeper }}\n")
-    proc = run_cli("helm", str(chart))
-    assert proc.returncode == 2
-    err = proc.stderr.decode()
-    assert err.count("\n") == 1 and "bad.yaml" in err and b"Traceback" not in proc.stderr
+    proc = run_cli("helm", str(chart), "--format", "json")
+    # a chart that fails to render is a KG009 error, as `lint` says it, at the line Helm names
+    (failed,) = json.loads(proc.stdout)["findings"]
+    assert proc.returncode == 1 and proc.stderr == b"", proc.stderr
+    assert (failed["rule"], failed["location"]["path"], failed["location"]["line"]) == (
+        "KG009", f"{chart}/templates/bad.yaml", 1)
+    assert "\n" not in failed["message"]
+    # what the command line asks that is wrong (a chart not there, a --set flag): an input error
     proc = run_cli("helm", str(tmp_path / "nothing-here"))
     assert proc.returncode == 2 and "not found" in proc.stderr.decode()
-    proc = run_cli("helm", str(chart), "--set", "a[=")
-    assert proc.returncode == 2 and proc.stderr.decode().startswith("kubegap-lint: ")
+    (chart / "templates" / "bad.yaml").unlink()
+    proc = run_cli("helm", str(chart), "--set-json", "a={")
+    assert proc.returncode == 2 and proc.stderr.decode() == f"kubegap-lint: {chart}: --set-json a={{: unexpected EOF\n"
 
 
 def test_without_the_engine_the_message_says_how_to_install_it(tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +24,11 @@ from kubegap_lint.cli.options import (
     render_timeout_option,
     report_options,
 )
+from kubegap_lint.core.model import InputError
+
+if TYPE_CHECKING:
+    from kubegap_lint.config.settings import ChartRender
+    from kubegap_lint.helm.render import RenderOptions
 
 
 @click.command("helm")
@@ -75,47 +81,11 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
                  sarif_category: str | None = None, choices: OutputChoices | None = None,
                  baseline: str | None = None, no_baseline: bool = False, repo_facts: bool = True) -> None:
     """Render CHART as `helm template` does and lint the output; findings point at the templates."""
-    from kubegap_lint.helm.render import (
-        HelmError,
-        HelmMissing,
-        NotLinted,
-        RenderOptions,
-        charts_of,
-        configured,
-        find_helm,
-        note_line,
-        render,
-        shown_name,
-    )
-    from kubegap_lint.helm.worker import installed
-    from kubegap_lint.helm.worker import render as render_in_process
+    from kubegap_lint.helm.render import RenderOptions
 
     choices = choices or OutputChoices()
-
-    if from_files:
-        chosen = charts_of(list(charts))
-        if not chosen:
-            sys.exit(0)  # no changed file belongs to a chart
-    else:
-        if not charts:
-            fail("no chart: name a chart folder, archive or reference (see --help)")
-        chosen = list(dict.fromkeys(charts))
-    try:
-        helm = find_helm(helm_path) if helm_path else None
-        if helm is None:
-            installed()
-    except HelmMissing as exc:
-        if allow_missing_helm:
-            click.echo(f"kubegap-lint: {exc}; {len(chosen)} chart(s) not linted (--allow-missing-helm)",
-                       err=True)
-            sys.exit(0)
-        fail(str(exc))
-        return
-
-    from kubegap_lint.core.model import InputError
-    from kubegap_lint.engine.run import Linter
-    from kubegap_lint.helm.dependencies import MissingSubchart
-
+    chosen = _chosen_charts(charts, from_files)
+    helm = _renderer(helm_path, allow_missing_helm, len(chosen), wait=False)
     # The configuration is found from the first chart's folder, as for `lint` (docs/configuration.md).
     resolved, catalog = resolve_settings(tuple(chosen), config_file, no_config, select, ignore, fail_on,
                                          baseline, no_baseline)
@@ -133,52 +103,111 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
     # Render flags on the command line win; without any, the configuration's `charts:` entries.
     flags = any((values, sets, set_strings, set_files, set_jsons, set_literals, release, namespace, kube_version,
                  api_versions, include_crds))
-    from contextlib import ExitStack
-
-    from kubegap_lint.helm.chartcopy import chart_to_render
-    from kubegap_lint.helm.marked import exact_lines
-
-    rendered: list[tuple[str, str]] = []
-    places: dict[str, dict[int, Any]] = {}
-    errors: list[InputError] = []
-    for chart in chosen:
-        runs = [(options, None)] if flags else configured(chart, settings.charts)
-        with ExitStack() as kept:
-            try:  # the engine renders a checked copy (chartcopy.py); a named helm binary, the chart
-                folder, refused = (chart, []) if helm else kept.enter_context(chart_to_render(chart))
-            except OSError as exc:
-                errors.append(InputError(chart, f"cannot be rendered: {exc}"))
-                continue
-            errors.extend(refused)
-            for chart_options, entry in runs:
-                try:
-                    missing: list[MissingSubchart] = []
-                    text = (render(helm, folder, chart_options) if helm
-                            else render_in_process(folder, chart_options, missing, shown=chart))
-                    # a subchart left out is said where Chart.yaml declares it; the rest is linted
-                    errors.extend(InputError(m.path.replace(folder, chart), m.message(chart), m.line) for m in missing)
-                    shown = (_kept(keep_rendered, chart, text, rendered) if keep_rendered
-                             else shown_name(chart, entry, len(runs)))
-                    rendered.append((shown, text))
-                    if not helm:  # the tool renders: it can learn the exact template lines
-                        places[shown] = exact_lines(folder, chart_options, text, chart)
-                except NotLinted as exc:
-                    click.echo(note_line(chart, exc), err=True)
-                    choices.allow_empty = True  # the note says why nothing was read
-                except HelmMissing as exc:
-                    fail(str(exc))
-                except HelmError as exc:
-                    where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
-                    errors.append(InputError((exc.path or chart).replace(folder, chart),
-                                             f"{where}{str(exc).replace(folder, chart)}", exc.line))
+    from kubegap_lint.engine.run import Linter
+    from kubegap_lint.helm.render import configured
 
     settings.chart_dirs = [chart for chart in chosen if os.path.isdir(chart)]
     settings.partial = True  # a chart is part of a repository: exemptions without paths are not judged
     linter = Linter(settings, catalog=catalog)
-    linter.template_places = places
-    result = linter.lint_texts(rendered)
-    result.errors[:0] = errors
+    if helm is None:  # the engine loaded while the settings were read, or why not
+        _renderer(None, allow_missing_helm, len(chosen))
+    renders = _Renders(helm, keep_rendered, linter)
+    for chart in chosen:
+        renders.chart(chart, [(options, None)] if flags else configured(chart, settings.charts))
+    choices.allow_empty = choices.allow_empty or bool(linter.unlinted)  # a KG009 says why nothing was read
+    result = linter.lint_texts(renders.rendered)
+    result.errors[:0] = renders.errors
     report_and_exit(result, linter, fmt, output, no_colour, False, sarif_root, sarif_category, choices)
+
+
+def _chosen_charts(charts: tuple[str, ...], from_files: bool) -> list[str]:
+    """The charts to render, each once: named, or (--from-files) those the files belong to."""
+    from kubegap_lint.helm.render import charts_of
+
+    if from_files:
+        chosen = charts_of(list(charts))
+        if not chosen:
+            sys.exit(0)  # no changed file belongs to a chart
+        return chosen
+    if not charts:
+        fail("no chart: name a chart folder, archive or reference (see --help)")
+    return list(dict.fromkeys(charts))
+
+
+def _renderer(helm_path: str | None, allow_missing_helm: bool, count: int, wait: bool = True) -> str | None:
+    """The helm binary --helm names, or None for the engine (started; with `wait`, loaded);
+    when neither is there, exit 2 (0 with --allow-missing-helm, with a note)."""
+    from kubegap_lint.helm.render import HelmMissing, find_helm
+    from kubegap_lint.helm.worker import installed, start
+
+    try:
+        helm = find_helm(helm_path) if helm_path else None
+        if helm is None:
+            installed() if wait else start()
+    except HelmMissing as exc:
+        if allow_missing_helm:
+            click.echo(f"kubegap-lint: {exc}; {count} chart(s) not linted (--allow-missing-helm)", err=True)
+            sys.exit(0)
+        fail(str(exc))
+    return helm
+
+
+class _Renders:
+    """The renders of a run, as `lint` reads a chart (engine/inputs.py): each rendered stream
+    with its exact template lines; what was not linted (a failed render, a library chart, a
+    subchart charts/ lacks) a KG009 of the linter's run."""
+
+    def __init__(self, helm: str | None, keep_rendered: str | None, linter: Any) -> None:
+        self.helm = helm
+        self.keep_rendered = keep_rendered
+        self.linter = linter
+        self.rendered: list[tuple[str, str]] = []
+        self.errors: list[InputError] = []
+
+    def chart(self, chart: str, runs: list[tuple[RenderOptions, ChartRender | None]]) -> None:
+        from kubegap_lint.helm.chartcopy import chart_to_render
+
+        with ExitStack() as kept:
+            try:  # the engine renders a checked copy (chartcopy.py); a named helm binary, the chart
+                folder, refused = (chart, []) if self.helm else kept.enter_context(chart_to_render(chart))
+            except OSError as exc:
+                self.errors.append(InputError(chart, f"cannot be rendered: {exc}"))
+                return
+            self.errors.extend(refused)
+            for options, entry in runs:
+                self._render(chart, folder, options, entry, len(runs))
+
+    def _render(self, chart: str, folder: str, options: RenderOptions, entry: ChartRender | None, count: int) -> None:
+        from kubegap_lint.engine.inputs import nothing_to_lint, render_failed, subcharts_left_out
+        from kubegap_lint.helm.dependencies import MissingSubchart
+        from kubegap_lint.helm.marked import exact_lines
+        from kubegap_lint.helm.render import HelmError, HelmMissing, NotLinted, RequestError, render, shown_name
+        from kubegap_lint.helm.worker import render as render_in_process
+
+        unlinted = self.linter.unlinted
+        try:
+            missing: list[MissingSubchart] = []
+            text = (render(self.helm, folder, options) if self.helm
+                    else render_in_process(folder, options, missing, shown=chart))
+        except NotLinted as exc:
+            unlinted.append(nothing_to_lint(chart, exc))
+            return
+        except HelmMissing as exc:
+            fail(str(exc))
+        except RequestError as exc:  # the command line's values or flags: an input error, exit 2
+            where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
+            self.errors.append(InputError((exc.path or chart).replace(folder, chart),
+                                          f"{where}{str(exc).replace(folder, chart)}", exc.line))
+            return
+        except HelmError as exc:  # the chart: as `lint` says it, a KG009
+            unlinted.append(render_failed(chart, folder, exc, entry))
+            return
+        unlinted.extend(subcharts_left_out(chart, missing))  # said at Chart.yaml; the rest is linted
+        shown = (_kept(self.keep_rendered, chart, text, self.rendered) if self.keep_rendered
+                 else shown_name(chart, entry, count))
+        self.rendered.append((shown, text))
+        if not self.helm:  # the tool renders: it can learn the exact template lines
+            self.linter.template_places[shown] = exact_lines(folder, options, text, chart)
 
 
 def _kept(folder: str, chart: str, text: str, done: list[tuple[str, str]]) -> str:

@@ -21,6 +21,8 @@ from kubegap_lint.input.read import InputFault
 if TYPE_CHECKING:
     from kubegap_lint.catalog.policies import Catalog
     from kubegap_lint.config.settings import ChartRender, Settings
+    from kubegap_lint.helm.dependencies import MissingSubchart
+    from kubegap_lint.helm.render import HelmError, NotLinted
     from kubegap_lint.input.sources import Source
     from kubegap_lint.workloads.repofacts import RepoContext
 
@@ -51,6 +53,27 @@ def failed_at(chart: str, message: str) -> tuple[str, int, int]:
             path = os.path.normpath(os.path.join(chart, inside)).replace(os.sep, "/")
             return path, int(match.group(2)), int(match.group(3)) + 1  # Go counts columns from 0
     return chart_entry(chart), 1, 1
+
+
+def render_failed(chart: str, folder: str, error: HelmError, entry: ChartRender | None, hint: str = "") -> InputFault:
+    """The KG009 error of a chart whose render failed (`folder`: what was rendered, the chart or
+    its checked copy), at the line the error names, else at the chart's Chart.yaml."""
+    where = f" ({entry.origin[0]}:{entry.origin[1]})" if entry is not None and entry.origin else ""
+    message = str(error).replace(folder, chart)
+    at = (error.path.replace(folder, chart), error.line or 1, 1) if error.path else failed_at(chart, message)
+    return not_rendered(*at, f"chart {chart} was not linted{where}: {message}{hint}")
+
+
+def nothing_to_lint(chart: str, note: NotLinted) -> InputFault:
+    """The KG009 note of a chart that holds nothing to lint (a library chart, an empty render)."""
+    return not_rendered(chart_entry(chart), 1, 1, f"chart {chart} was not linted: {note}", cap=Severity.NOTE)
+
+
+def subcharts_left_out(chart: str, missing: list[MissingSubchart]) -> list[InputFault]:
+    """The KG009 notes of the subcharts the values enable that charts/ lacks, each at its
+    entry in Chart.yaml (the rest of the chart is rendered and linted)."""
+    return [not_rendered(chart_entry(chart), subchart.line, 1, subchart.message(chart), cap=Severity.NOTE)
+            for subchart in missing]
 
 
 def allow_unrendered(settings: Settings) -> None:
@@ -153,7 +176,6 @@ def render_charts(charts: list[str], scratch: str, linter: Linter, renders: list
     as a source); a chart that cannot be rendered
     (no Helm engine, or a render that fails) is a KG009 fault of the linter's run instead."""
     from kubegap_lint.helm.chartcopy import chart_to_render
-    from kubegap_lint.helm.dependencies import MissingSubchart
     from kubegap_lint.helm.marked import exact_lines
     from kubegap_lint.helm.render import NEEDS_VALUES_HINT, HelmError, HelmMissing, NotLinted, configured, shown_name
     from kubegap_lint.helm.worker import RenderStopped, configure, installed, render
@@ -180,22 +202,15 @@ def render_charts(charts: list[str], scratch: str, linter: Linter, renders: list
                     missing: list[MissingSubchart] = []
                     text = render(folder, options, missing, shown=chart)  # in the engine's child process
                 except NotLinted as exc:  # a library chart, or one that renders nothing: a note
-                    linter.unlinted.append(not_rendered(chart_entry(chart), 1, 1, f"chart {chart} was not linted: {exc}",
-                                                        cap=Severity.NOTE))
+                    linter.unlinted.append(nothing_to_lint(chart, exc))
                     continue
                 except HelmError as exc:
-                    where = f" ({entry.origin[0]}:{entry.origin[1]})" if entry is not None and entry.origin else ""
                     hint = (NEEDS_VALUES_HINT if entry is None and exc.path is None
                             and not isinstance(exc, RenderStopped) else "")
-                    message = str(exc).replace(folder, chart)
-                    at = ((exc.path.replace(folder, chart), exc.line or 1, 1) if exc.path
-                          else failed_at(chart, message))
-                    linter.unlinted.append(not_rendered(*at, f"chart {chart} was not linted{where}: {message}{hint}"))
+                    linter.unlinted.append(render_failed(chart, folder, exc, entry, hint))
                     continue
                 # a subchart left out is said where Chart.yaml declares it; the rest is linted
-                for subchart in missing:
-                    linter.unlinted.append(not_rendered(chart_entry(chart), subchart.line, 1, subchart.message(chart),
-                                                        cap=Severity.NOTE))
+                linter.unlinted.extend(subcharts_left_out(chart, missing))
                 path = os.path.join(scratch, f"{len(found)}.yaml")
                 with open(path, "w", encoding="utf-8", newline="\n") as handle:
                     handle.write(text)

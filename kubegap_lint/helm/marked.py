@@ -243,6 +243,7 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str],
         return texts[path]
 
     table: dict[int, Place] = {}
+    arguments: dict[tuple[str, int], list[str] | None] = {}  # values_lines.argument by template line
     for one, other, end in zip(plain, marked, ends, strict=True):
         if not _same(one.data, other.data):
             continue  # a marker changed what the document says (a branch taken, a name compared)
@@ -272,7 +273,9 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str],
             elif approximate and values is not None:
                 from kubegap_lint.helm.values_lines import argument
 
-                keys = argument(lines, line)
+                if (path, line) not in arguments:  # a toYaml line writes many nodes: read once
+                    arguments[path, line] = argument(lines, line)
+                keys = arguments[path, line]
                 given = values.place(path, list(keys), one.data, list(key_path)) if keys else None
                 if given is not None and 1 <= given[1] <= len(text_of(given[0])):
                     path, line, approximate = given[0], given[1], False

@@ -33,6 +33,12 @@ class HelmMissing(HelmError):
     pass
 
 
+class RequestError(HelmError):
+    """What the render was asked is wrong, not the chart: a values file, a --set flag, a
+    --kube-version, a chart path that is not there. `kubegap-lint helm` says it as an input
+    error of its command line (exit 2); a chart that fails to render is a KG009 finding."""
+
+
 class NotLinted(KubegapError):
     """A chart that rendered, or needs no render, and holds nothing to lint (a library chart, a
     render with no Kubernetes object): a note, never an error. Its own class so that the

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kubegap_lint.core.safefile import read_regular
-from kubegap_lint.helm.render import HelmError, HelmMissing, NotLinted
+from kubegap_lint.helm.render import HelmError, HelmMissing, NotLinted, RequestError
 from kubegap_lint.helm.stream import StreamError, template_stream
 
 if TYPE_CHECKING:
@@ -78,15 +78,15 @@ def user_values(options: RenderOptions) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for path in options.values:
         if "://" in path:
-            raise HelmError(f"values file {path}: only local files are read (fetch it first)")
+            raise RequestError(f"values file {path}: only local files are read (fetch it first)")
         try:
             text = read_regular(path, MAX_VALUES_BYTES).decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise HelmError(f"values file {path} cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
+            raise RequestError(f"values file {path} cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
         try:
             values = merge(values, helm.values_from_yaml(text) or {})
         except helm.HelmError as exc:
-            raise HelmError(f"values file {path}: {_message(exc)}") from None
+            raise RequestError(f"values file {path}: {_message(exc)}") from None
     return compose_sets(options, values)
 
 
@@ -132,9 +132,9 @@ def compose_sets(options: RenderOptions, values: dict[str, Any]) -> dict[str, An
                 check(expression)
                 parse_into(expression, values, mode, _read_set_file)
             except helm.HelmError as exc:
-                raise HelmError(f"{flag} {expression}: {_message(exc)}") from None
+                raise RequestError(f"{flag} {expression}: {_message(exc)}") from None
             except (HelmError, SetError, ValueError) as exc:  # HelmError: a --set-file's file
-                raise HelmError(f"{flag} {expression}: {exc}") from None
+                raise RequestError(f"{flag} {expression}: {exc}") from None
     return values
 
 
@@ -168,7 +168,7 @@ def _check_kube_version(helm: Any, chart_path: str, metadata: dict[str, Any], gi
         return
     target = given or default_kube_version(helm)
     if given and parse_version(given) is None:
-        raise HelmError(f"--kube-version {given}: not a Kubernetes version (e.g. v1.30.0)")
+        raise RequestError(f"--kube-version {given}: not a Kubernetes version (e.g. v1.30.0)")
     try:
         ok = satisfies(constraint, target)
     except ConstraintError:
@@ -219,7 +219,7 @@ def render_files(chart_path: str, options: RenderOptions, chart: Any = None,
     try:
         if loaded is None:
             if not os.path.exists(chart_path):
-                raise HelmError(f"chart {chart_path} not found (in-process rendering takes a chart folder or"
+                raise RequestError(f"chart {chart_path} not found (in-process rendering takes a chart folder or"
                                 " .tgz; name a helm binary with --helm PATH for repository or OCI references)")
             loaded = helm.Chart.load(chart_path)
         _check_kube_version(helm, chart_path, loaded.metadata, options.kube_version)

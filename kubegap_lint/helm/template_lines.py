@@ -196,15 +196,48 @@ def _item_children(item: Entry, following: list[Entry]) -> list[Entry]:
     return out
 
 
-def _key_in(scope: list[Entry], key: str) -> int | None:
-    keys = [e for e in scope if e.kind == "key"]
+def _key_in(scope: list[Entry], key: str, value: Any = None) -> tuple[int | None, bool]:
+    """The entry that writes `key` at the scope's level, and whether that is certain. Two lines
+    writing the key (the branches of an `if`/`else if`) are told apart by what they write
+    against the rendered `value` (None: not known); when they cannot be, the first is given,
+    uncertain."""
+    keys = [(index, e) for index, e in enumerate(scope) if e.kind == "key"]
     if not keys:
-        return None
-    level = min(e.column for e in keys)
-    for entry in keys:
-        if entry.column == level and entry.key == key:
-            return scope.index(entry)
-    return None
+        return None, False
+    level = min(e.column for _, e in keys)
+    found = [index for index, e in keys if e.column == level and e.key == key]
+    if len(found) <= 1:
+        return (found[0], True) if found else (None, False)
+    scores = [_fit(scope, index, value) for index in found]
+    # the one branch nothing contradicts, that has something of its own the render shows
+    fitting = [index for index, (agree, disagree) in zip(found, scores, strict=True) if disagree == 0 and agree]
+    return (fitting[0], True) if len(fitting) == 1 else (found[0], False)
+
+
+def _fit(scope: list[Entry], at: int, value: Any) -> tuple[int, int]:
+    """How much of what the key at scope[at] writes literally the rendered `value` shows
+    (agree), and how much it contradicts (disagree): a scalar that cannot have written it, or a
+    literal key below it that the render lacks."""
+    verdict = agrees(scope[at].value, value)
+    if verdict is not None:
+        return int(verdict), int(not verdict)
+    if not isinstance(value, dict):
+        return 0, 0
+    below = _children(scope, at)
+    keys = [(index, e) for index, e in enumerate(below) if e.kind == "key" and e.dash_column is None]
+    if not keys:
+        return 0, 0
+    level = min(e.column for _, e in keys)
+    agree = disagree = 0
+    for index, entry in keys:
+        if entry.column != level:
+            continue
+        if entry.key not in value:
+            disagree += 1
+            continue
+        more, less = _fit(below, index, value[entry.key])
+        agree, disagree = agree + 1 + more, disagree + less
+    return agree, disagree
 
 
 def _literal_name(item: Entry, following: list[Entry]) -> str | None:
@@ -347,12 +380,14 @@ def _follow(entries: list[Entry], path: tuple[Any, ...],
     node = document
     for done, segment in enumerate(path):
         if isinstance(segment, str):
-            found = _key_in(scope, segment)
+            value = node.get(segment) if isinstance(node, dict) else None
+            found, sure = _key_in(scope, segment, value)
             if found is None:
                 return matched, False, scope, done, node
+            certain = certain and sure
             matched = scope[found]
             scope = _children(scope, found)
-            node = node.get(segment) if isinstance(node, dict) else None
+            node = value
         else:
             index, name = segment
             item = node[index] if isinstance(node, list) and 0 <= index < len(node) else None
@@ -436,15 +471,23 @@ def locate(text: str, kind: str | None, ordinal: int, same_kind_docs: int,
         section = next(s for s in candidates if fits(s))
     elif candidates:
         section, certain = candidates[0], False
-    elif len(sections) == 1:
-        section = sections[0]
-    else:
-        return Match(1, 1, True)
+    else:  # no literal kind: the one section that writes anything (an `include` may write it all)
+        writing = [s for s in sections if any(e.kind != "action" or e.generates for e in scan_template(s[1], s[0]))]
+        if len(writing) != 1 and len(sections) != 1:
+            return Match(1, 1, True)
+        section = writing[0] if len(writing) == 1 else sections[0]
     first, body = section
-    opening = kind_line(body, first, kind) or first
+    entries = scan_template(body, first)
+    kind_at = kind_line(body, first, kind)
+    writer = _whole_writer(entries) if kind_at is None else None
+    if writer is not None:  # one action (an `include`) wrote the whole document
+        inside = (_into_include(lines[writer.line - 1], path, document, defines)
+                  if path and certain and defines is not None else None)
+        # the node's line in the define, as the marked render finds it; else the include's line
+        return inside or Match(writer.line, writer.column + 1, bool(path) or not certain)
+    opening = kind_at or first
     if not certain:
         return Match(opening, 1, True)
-    entries = scan_template(body, first)
     if not path:
         return Match(opening, 1, False)
     entry, complete, scope, done, node = _follow(entries, path, document)
@@ -452,6 +495,8 @@ def locate(text: str, kind: str | None, ordinal: int, same_kind_docs: int,
         return Match(opening, 1, True)
     if complete:
         return Match(entry.line, entry.column + 1, False)
+    if done == len(path):  # every step found, one of them a guess (a branch not told apart)
+        return Match(entry.line, entry.column + 1, True)
     writers = [e for e in scope if e.kind == "action" and e.generates]
     if len(writers) == 1 and defines is not None and len(scope) == 1 and done < len(path):
         inside = _into_include(lines[writers[0].line - 1], path[done:], node, defines)
@@ -460,6 +505,15 @@ def locate(text: str, kind: str | None, ordinal: int, same_kind_docs: int,
     if len(writers) == 1:  # the one action that writes this part of the resource
         return Match(writers[0].line, writers[0].column + 1, True)
     return Match(entry.line, entry.column + 1, True)
+
+
+def _whole_writer(entries: list[Entry]) -> Entry | None:
+    """The one action that writes a section holding no literal YAML of its own (a template
+    that is `{{ include "x.deployment" . }}` between comments and conditions), or None."""
+    writers = [e for e in entries if e.kind == "action" and e.generates]
+    if len(writers) != 1 or any(e.kind != "action" for e in entries):
+        return None
+    return writers[0]
 
 
 def _into_include(action: str, rest: tuple[Any, ...], node: Any, defines: DefineLookup) -> Match | None:

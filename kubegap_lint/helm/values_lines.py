@@ -20,6 +20,7 @@ from kubegap_lint.helm.template_lines import action_spans, trimmed_body
 
 if TYPE_CHECKING:
     from kubegap_lint.helm.render import RenderOptions
+    from kubegap_lint.input.parse import PositionIndex
 
 _TOYAML_RE = re.compile(
     r"(?:\btoYaml\s+\(?(?P<arg>(?:\$\w*)?\.[\w.]*)\)?\s*(?:\||$))"
@@ -123,11 +124,11 @@ def _merge(base: Any, update: Any) -> Any:
     return update
 
 
-def _load(path: str) -> Any:
-    """A values file with its lines, or None: one too large, too deep or unparsable here gives
-    no places (its content keeps the action line), never an error."""
-    from ruamel.yaml import YAML
-
+def _load(path: str) -> tuple[Any, PositionIndex] | None:
+    """A values file's data and where each node is, or None: one too large, too deep or
+    unparsable here gives no places (its content keeps the action line), never an error. Read
+    by the tool's own parser, as the rendered document it is compared with (ruamel's pure-Python
+    round-trip loader took 0.4 s of a 2 s run on gpu-operator's values)."""
     from kubegap_lint.core.safefile import read_regular
     from kubegap_lint.input.limits import MAX_DOCUMENT_CHARS, may_be_too_deep
 
@@ -137,27 +138,29 @@ def _load(path: str) -> Any:
         return None
     if len(text) > MAX_DOCUMENT_CHARS or may_be_too_deep(text):
         return None
-    try:
-        return YAML(typ="rt", pure=True).load(text)
-    except Exception:  # any parser error (ruamel has no common base for them): no places
+    from kubegap_lint.input.parse import parse_chunk
+    from kubegap_lint.input.scan import Chunk
+
+    parsed = parse_chunk(Chunk(0, 0, text))
+    if parsed.problems or parsed.positions.irregular:  # a fault, a repeated key: no line is sure
         return None
+    return parsed.data, parsed.positions
 
 
-def _position(data: Any, path: list[Segment]) -> tuple[int, int] | None:
-    """0-based (line, column) of the node at `path` in a round-trip loaded document."""
-    parent_found, parent = _get(data, path[:-1])
-    if not path or not parent_found:
+# (values file, or None for --set; its data at the template chart's values root; where that
+# root is in the file: the file's positions and the root's key path there)
+Source = tuple["str | None", Any, "tuple[PositionIndex, list[Segment]] | None"]
+
+
+def _line(where: tuple[PositionIndex, list[Segment]], path: list[Segment]) -> int | None:
+    """The 1-based line of the node at `path` below the values root: its key's, or a list
+    item's own."""
+    positions, root = where
+    full = (*root, *path)
+    if not path:
         return None
-    last = path[-1]
-    lines: Any = getattr(parent, "lc", None)  # ruamel's line and column record
-    try:
-        if isinstance(last, int) and isinstance(parent, list):
-            return tuple(lines.item(last))  # type: ignore[return-value]
-        if isinstance(last, str) and isinstance(parent, dict):
-            return tuple(lines.key(last))  # type: ignore[return-value]
-    except (AttributeError, KeyError, IndexError, TypeError):
-        return None
-    return None
+    found = positions.key(full) if isinstance(path[-1], str) else positions.start(full)
+    return found.line if found is not None else None
 
 
 class ValuesIndex:
@@ -169,7 +172,7 @@ class ValuesIndex:
         # (file, data) of the -f files, the last one first: they are outside the chart.
         self.user_files = [(path, _load(path)) for path in reversed(options.values)]
         self._chart_values: dict[str, Any] = {}
-        self._sources: dict[str, list[tuple[str | None, Any]] | None] = {}  # by template folder
+        self._sources: dict[str, list[Source] | None] = {}  # by template folder
         self._merged: dict[str, Any] = {}  # the composed values, by template folder
 
     def _chart_defaults(self, folder: str) -> Any:
@@ -218,18 +221,18 @@ class ValuesIndex:
             return None
         return next((e.path for e in entries if e.is_dir() and chart_name(e.path) == name), None)
 
-    def _composed(self, template: str, sources: list[tuple[str | None, Any]]) -> Any:
+    def _composed(self, template: str, sources: list[Source]) -> Any:
         """The values the template's chart sees: its sources merged, lowest first (once per folder)."""
         folder = os.path.dirname(os.path.abspath(template))
         if folder not in self._merged:
             composed: Any = None
-            for _, data in reversed(sources):
+            for _, data, _ in reversed(sources):
                 if data is not None:
                     composed = _merge(composed, data)
             self._merged[folder] = composed
         return self._merged[folder]
 
-    def sources(self, template: str) -> list[tuple[str | None, Any]] | None:
+    def sources(self, template: str) -> list[Source] | None:
         """(file or None for --set, data at the template chart's values root), highest first,
         once per template folder."""
         folder = os.path.dirname(os.path.abspath(template))
@@ -237,20 +240,21 @@ class ValuesIndex:
             self._sources[folder] = self._find_sources(template)
         return self._sources[folder]
 
-    def _find_sources(self, template: str) -> list[tuple[str | None, Any]] | None:
+    def _find_sources(self, template: str) -> list[Source] | None:
         scopes = self._scope(template)
         if scopes is None:
             return None
         prefix = scopes[0][1]
-        out: list[tuple[str | None, Any]] = []
         found, data = _get(self.set_values, list(prefix))
-        out.append((None, data if found else None))
-        for path, loaded in self.user_files:
-            found, data = _get(loaded, list(prefix))
-            out.append((path, data if found else None))
-        for folder, inner in scopes:
-            found, data = _get(self._chart_defaults(folder), list(inner))
-            out.append((os.path.join(folder, "values.yaml"), data if found else None))
+        out: list[Source] = [(None, data if found else None, None)]
+        files = [(path, loaded, prefix) for path, loaded in self.user_files]
+        files += [(os.path.join(folder, "values.yaml"), self._chart_defaults(folder), inner) for folder, inner in scopes]
+        for path, loaded, root in files:
+            if loaded is None:
+                out.append((path, None, None))
+                continue
+            found, data = _get(loaded[0], list(root))
+            out.append((path, data if found else None, (loaded[1], list(root))))
         return out
 
     def place(self, template: str, keys: list[Segment], document: Any, node: list[Segment]) -> tuple[str, int] | None:
@@ -292,17 +296,15 @@ class ValuesIndex:
         if inner is None:
             return None
         full: list[Segment] = [*keys, *inner]
-        for path, data in sources:
+        for path, data, where in sources:
             if not _defines(data, full):
                 continue
-            if path is None:
+            if path is None or where is None:
                 return None  # --set gave it: no file line
             if not _inside_project(path, self.chart_dir):
                 return None
-            position = _position(data, full)
-            if position is None:
-                return None
-            return path, position[0] + 1
+            line = _line(where, full)
+            return (path, line) if line is not None else None
         return None
 
 

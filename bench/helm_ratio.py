@@ -1,0 +1,89 @@
+"""Issue 31's Helm speed target: rendering a chart and linting it against rendering it alone.
+
+    python bench/helm_ratio.py --runs 5                      # every render of ../shared/charts/renders.yaml
+    python bench/helm_ratio.py --runs 5 --checkout /tmp/old  # another checkout's `kubegap-lint helm`
+    python bench/helm_ratio.py --runs 5 --only gpu-operator,hami
+
+For each render of renders.yaml (chart, values, --set flags), alternated, each a fresh process
+as a user or the pre-commit hook pays it:
+- render and lint: `python -m kubegap_lint helm CHART FLAGS --format json` (the render, the
+  marked render for exact lines, the lint, the report to /dev/null);
+- render only: `python -c` rendering the same chart with the same engine (`import helm_python`,
+  sdk.render: values composed as the tool composes them, the stream `helm template` prints).
+The median of --runs wall-clock seconds of each, their ratio per render, and the ratio of the
+sums (all renders). One untimed run of each first, with bytecode writing allowed, so that both
+sides import from `__pycache__` as an installed package does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+CHARTS = REPO.parent / "shared" / "charts"
+
+from bench.render_worker import flags_of  # noqa: E402 - after the path is set
+
+RENDER_ONLY = ("import sys, json; from kubegap_lint.helm import sdk;"
+               " from kubegap_lint.helm.render import RenderOptions; r = json.loads(sys.argv[2]);"
+               " sdk.render(sys.argv[1], RenderOptions(values=r['values_files'], sets=r['set'],"
+               " set_strings=r['set_string'], set_files=r['set_file'], release=r['release'],"
+               " namespace=r['namespace'], include_crds=r['include_crds']))")
+
+
+def timed(command: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode not in (0, 1, 2):  # 2: an input error the report says (a subchart left out, before issue 31)
+        raise SystemExit(f"{' '.join(command[:6])}... failed ({done.returncode}): {done.stderr.decode()[-300:]}")
+    return elapsed
+
+
+def main() -> None:
+    from ruamel.yaml import YAML
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--checkout", type=Path, default=REPO, help="the checkout whose CLI is timed")
+    parser.add_argument("--only", default="", help="render ids, comma-separated")
+    args = parser.parse_args()
+    os.chdir(CHARTS)
+    renders = list(YAML(typ="safe").load((CHARTS / "renders.yaml").read_text(encoding="utf-8")))
+    if args.only:
+        renders = [r for r in renders if r["id"] in args.only.split(",")]
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(args.checkout.resolve())
+    sums = {"lint": 0.0, "render": 0.0}
+    ratios = []
+    for render in renders:
+        commands = {"lint": [sys.executable, "-m", "kubegap_lint", "helm", render["chart"], *flags_of(render),
+                             "--format", "json", "--output", os.devnull],
+                    "render": [sys.executable, "-c", RENDER_ONLY, render["chart"], json.dumps(render)]}
+        times: dict[str, list[float]] = {"lint": [], "render": []}
+        for command in commands.values():
+            timed(command, env)  # warm: bytecode written, files in the page cache
+        for _ in range(args.runs):
+            for name, command in commands.items():
+                times[name].append(timed(command, env))
+        lint, alone = statistics.median(times["lint"]), statistics.median(times["render"])
+        sums["lint"] += lint
+        sums["render"] += alone
+        ratios.append(lint / alone)
+        print(f"{render['id']:<30} render and lint {lint:.2f} s  render only {alone:.2f} s  {lint / alone:.2f}x",
+              flush=True)
+    print(f"all {len(renders)} renders: render and lint {sums['lint']:.1f} s, render only {sums['render']:.1f} s:"
+          f" {sums['lint'] / sums['render']:.2f}x (per render {min(ratios):.2f}x to {max(ratios):.2f}x,"
+          f" median {statistics.median(ratios):.2f}x)")
+
+
+if __name__ == "__main__":
+    main()
