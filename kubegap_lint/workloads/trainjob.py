@@ -24,11 +24,10 @@ import copy
 from typing import Any
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
-from kubegap_lint.input.parse import KeyPath
-from kubegap_lint.input.read import Resource
 
 # `builder` is a views.ViewBuilder (not imported: views imports this module).
-from kubegap_lint.workloads.keypaths import Pinned
+from kubegap_lint.core.keypaths import KeyPath, Pinned
+from kubegap_lint.input.read import Resource
 from kubegap_lint.workloads.kinds import TemplateRule
 
 _ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"

@@ -16,10 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
+from kubegap_lint.core.keypaths import sub
 from kubegap_lint.core.quantity import parse_quantity
 from kubegap_lint.workloads import shellwords
 from kubegap_lint.workloads.index import selector_matches
-from kubegap_lint.workloads.keypaths import sub
 
 # torchrun flags accept both spellings (`--max-restarts`, `--max_restarts`) and `=` or a space.
 # Each with a word every match holds, looked for before the pattern runs. `(?:^|\s)--flag`,

@@ -5,7 +5,7 @@ Deployment, a PyTorchJob and a JobSet alike. Views are plain dicts and lists; th
 specs and containers inside them are the parsed objects themselves. Each view, and each record
 derived from the manifest, carries `key_paths`: the key path in the document of the node it
 stands for (".") and of each field taken from the manifest, so a policy's `at:` locates the
-node it names (engine/locate.py; keypaths.py).
+node it names (engine/locate.py; core/keypaths.py).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
+from kubegap_lint.core.keypaths import Pinned, Where, exact, sub
 from kubegap_lint.input.read import Resource
 from kubegap_lint.workloads import shellwords
 from kubegap_lint.workloads.diagnostic import diagnostic_verdict
 from kubegap_lint.workloads.index import InputIndex
-from kubegap_lint.workloads.keypaths import Pinned, Where, exact, sub
 from kubegap_lint.workloads.kinds import KindRule, KindTable, TemplateRule, get_path
 from kubegap_lint.workloads.placeholders import is_placeholder
 from kubegap_lint.workloads.viewfacts import (
