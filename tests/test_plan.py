@@ -22,15 +22,15 @@ GPU_JOB = (EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.y
 def _views(linter: Linter, paths: list[str], monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, Any]]:
     """(resource, view) of every workload a lint of the paths evaluates."""
     seen: list[tuple[Any, Any]] = []
-    build = views_module.ViewBuilder.workload_view
+    build = views_module.workload_view
 
-    def keep(builder: Any, resource: Any, rule: Any) -> Any:
-        view = build(builder, resource, rule)
+    def keep(resource: Any, rule: Any, context: Any) -> Any:
+        view = build(resource, rule, context)
         if view is not None:
             seen.append((resource, view))
         return view
 
-    monkeypatch.setattr(views_module.ViewBuilder, "workload_view", keep)
+    monkeypatch.setattr(views_module, "workload_view", keep)
     linter.lint_paths(paths)
     monkeypatch.undo()
     return seen

@@ -227,7 +227,7 @@ spec: {replicas: 2, template: {metadata: {labels: {app: x}}, spec: {containers: 
 
 
 def test_explicit_torch_backend() -> None:
-    from kubegap_lint.workloads.views import torch_backend
+    from kubegap_lint.workloads.commandline import torch_backend
 
     assert torch_backend(["python", "train.py", "--backend", "gloo"]) == "gloo"
     assert torch_backend(["python", "train.py", "--dist-backend=NCCL"]) == "nccl"
@@ -283,14 +283,14 @@ def _capture_views(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     from kubegap_lint.workloads import views
 
     built: list[dict] = []
-    original = views.ViewBuilder.workload_view
+    original = views.workload_view
 
-    def keep(self, resource, rule):  # type: ignore[no-untyped-def]
-        view = original(self, resource, rule)
+    def keep(resource, rule, context):  # type: ignore[no-untyped-def]
+        view = original(resource, rule, context)
         built.append(view)
         return view
 
-    monkeypatch.setattr(views.ViewBuilder, "workload_view", keep)
+    monkeypatch.setattr(views, "workload_view", keep)
     return built
 
 
@@ -376,15 +376,15 @@ def test_a_fact_whose_reader_applies_on_a_deferred_fact_is_made_at_once() -> Non
     from kubegap_lint.catalog.policies import load_catalog
     from kubegap_lint.core.record import replace
     from kubegap_lint.engine.guards import fact_guards
-    from kubegap_lint.workloads.views import ViewBuilder
+    from kubegap_lint.workloads.views import DEFERRED
 
     policies = {p.id: p for p in load_catalog().policies}
-    guards = fact_guards([policies["KG202"], policies["KG305"]], ViewBuilder.DEFERRED)
+    guards = fact_guards([policies["KG202"], policies["KG305"]], DEFERRED)
     assert {fact: len(found) for fact, found in guards.items()} == {"locations": 1, "env_list": 1, "elastic": 0}
     # KG401 reads `elastic` in its violation; with KG202's applies_to standing in as one that
     # reads `env_list`, both of the reader's facts must be made at once.
     reads_env = replace(policies["KG401"], applies_to=policies["KG305"].for_each)
-    guards = fact_guards([reads_env, policies["KG202"]], ViewBuilder.DEFERRED)
+    guards = fact_guards([reads_env, policies["KG202"]], DEFERRED)
     assert set(guards) == {"locations"}
 
 

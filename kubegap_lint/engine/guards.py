@@ -1,14 +1,14 @@
 """Which of a view's deferred facts a workload needs: those a rule that applies to it reads.
 
-The view builder makes some costlier facts (workloads/views.py: ViewBuilder.DEFERRED) only
+The workload stage makes some costlier facts (workloads/views.py: DEFERRED) only
 once the rest of the view is built, and only when a rule that reads them applies to the
 workload: a rule whose `applies_to` is false evaluates nothing else (engine/evaluate.Plan),
 so a fact only such rules read changes no finding. A fact is deferred only when no reader's
 `applies_to` reads a deferred fact itself, so each `applies_to` asked is the one the rule meets
 later; asked through the run's evaluation plan (engine/evaluate.Plan.applies), whose term
 answers the evaluation of the same view then reads.
-Names as evaluate.view_needs reads them (built-in policies only: with a user's policy the
-builder makes every fact).
+Names as evaluate.view_needs reads them (built-in policies only: with a user's policy every
+fact is made).
 """
 
 from __future__ import annotations

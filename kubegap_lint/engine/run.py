@@ -33,7 +33,7 @@ from kubegap_lint.workloads.kinds import KindRule, KindTable, load_kind_table
 if TYPE_CHECKING:
     from kubegap_lint.engine.estimate import Estimate
     from kubegap_lint.engine.evaluate import Plan
-    from kubegap_lint.workloads.views import ViewBuilder
+    from kubegap_lint.workloads.views import ViewContext
     from kubegap_lint.workloads.viewtypes import WorkloadView
 
 
@@ -395,7 +395,7 @@ class _Run:
             lambda pair: pair[0])
         self.views: list[tuple[int, WorkloadView]] = []
         self.workloads = 0
-        self._builder: ViewBuilder | None = None  # made at the first workload (start-up: an input
+        self._context: ViewContext | None = None  # made at the first workload (start-up: an input
         # without workloads never imports the view modules)
         self._interpreter: Any = None  # made at the first workload (start-up: none imports jmespath)
         self._plan: Plan | None = None  # the same
@@ -415,24 +415,25 @@ class _Run:
         return self._plan
 
     @property
-    def builder(self) -> ViewBuilder:
-        if self._builder is None:
-            from kubegap_lint.workloads.views import ViewBuilder
+    def context(self) -> ViewContext:
+        """What building views needs for the whole run (workloads/context.py)."""
+        if self._context is None:
+            from kubegap_lint.engine.evaluate import view_needs
+            from kubegap_lint.workloads.views import DEFERRED, ViewContext
 
             params = self.linter.params
-            from kubegap_lint.engine.evaluate import view_needs
-
             # Only the facts the active rules read; every one when the caller keeps the views.
             needs = None if self.keep_views else view_needs(self.linter.workload_policies)
             applies = None
             if needs is not None:  # some facts made only when a rule that reads them applies
                 from kubegap_lint.engine.guards import applies_check
 
-                applies = applies_check(self.linter.workload_policies, ViewBuilder.DEFERRED, self.plan.applies)
-            self._builder = ViewBuilder(self.index, params.get("gpu_resources", []),
-                                        params.get("nccl_gpu_resources", []), self.linter.kind_table,
-                                        params.get("diagnostic_commands", []), needs, applies)
-        return self._builder
+                applies = applies_check(self.linter.workload_policies, DEFERRED, self.plan.applies)
+            self._context = ViewContext(
+                index=self.index, gpu_patterns=tuple(params.get("gpu_resources", [])),
+                nccl_patterns=tuple(params.get("nccl_gpu_resources", [])), kind_table=self.linter.kind_table,
+                diagnostic_programs=tuple(params.get("diagnostic_commands", [])), needs=needs, applies=applies)
+        return self._context
 
     def take(self, item: Resource | InputFault) -> KindRule | None:
         """Report a fault, or note what a resource tells; its workload rule when it is one."""
@@ -461,7 +462,9 @@ class _Run:
 
     def evaluate(self, order: int, resource: Resource, rule: KindRule) -> None:
         try:
-            view = self.builder.workload_view(resource, rule)
+            from kubegap_lint.workloads import views  # by module: tests wrap workload_view
+
+            view = views.workload_view(resource, rule, self.context)
             if view is None:
                 return
             from kubegap_lint.engine.estimate import estimate

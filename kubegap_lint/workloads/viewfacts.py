@@ -19,6 +19,7 @@ from kubegap_lint.core.coerce import as_count, as_dict, as_list
 from kubegap_lint.core.keypaths import sub
 from kubegap_lint.core.quantity import parse_quantity
 from kubegap_lint.workloads import shellwords
+from kubegap_lint.workloads.facts.storage import covering_mount
 from kubegap_lint.workloads.index import selector_matches
 
 # torchrun flags accept both spellings (`--max-restarts`, `--max_restarts`) and `=` or a space.
@@ -43,31 +44,6 @@ def _unquote(text: str) -> str:
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         return text[1:-1]
     return text
-
-
-def covering_mount(mounts: list[dict[str, Any]], path: str) -> dict[str, Any] | None:
-    """The mount whose mountPath is the longest directory prefix of `path`, or None."""
-    return covering_root(mount_roots(mounts), path)
-
-
-def mount_roots(mounts: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
-    """(directory, directory + "/", mount) of each mount, in order: what covering_root compares,
-    made once for all the paths of a container."""
-    found = []
-    for mount in mounts:
-        root = str(mount.get("path") or "").rstrip("/") or "/"
-        found.append((root, root + "/", mount))
-    return found
-
-
-def covering_root(roots: list[tuple[str, str, dict[str, Any]]], path: str) -> dict[str, Any] | None:
-    """covering_mount over mount_roots: the first mount of the longest directory covering `path`."""
-    best: dict[str, Any] | None = None
-    best_len = -1
-    for root, below, mount in roots:
-        if len(root) > best_len and (path == root or path.startswith(below) or root == "/"):
-            best, best_len = mount, len(root)
-    return best
 
 
 # -- spreading ------------------------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""The facts of the workload view, one module per family."""
