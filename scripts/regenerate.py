@@ -5,7 +5,8 @@ rule, an example, the workload view's types or an output format, then review `gi
     python scripts/regenerate.py sarif    # the SARIF goldens only (scripts/update-sarif-golden.sh)
 
 - docs/rules.md: `kubegap-lint rules --markdown` (tests/test_docs.py)
-- docs/workload-view.md: from kubegap_lint/workloads/viewtypes.py (tests/test_viewtypes.py)
+- docs/workload-view.md: from kubegap_lint/workloads/viewtypes.py and the fact registry
+  (kubegap_lint/workloads/facts/; tests/test_viewtypes.py)
 - tests/golden/sarif/KGnnn-name.sarif: each example folder linted with its own rule only, and
   helm-gpu-train.sarif: the Helm example's rendered output (tests/test_sarif.py, whose
   golden_args says the same commands)

@@ -1,4 +1,4 @@
-"""The scans over command lines (workloads/commandline.py, viewfacts.py) search " " + text with
+"""The scans over command lines (workloads/commandline.py, facts/) search " " + text with
 patterns that start with a character class or a literal (the engine skips to those); each must
 find what the plain pattern, with its `^|` alternative, finds in the text itself."""
 
@@ -9,7 +9,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubegap_lint.workloads import commandline, viewfacts
+from kubegap_lint.workloads import commandline
+from kubegap_lint.workloads.facts import elastic
 
 # The patterns as they were written before, the reference.
 _LAUNCHER = re.compile(
@@ -44,7 +45,7 @@ def _check(text: str) -> None:
     assert [m.group(0) for m in commandline._PATH_RE.finditer(" " + text)] == [m.group(1) for m in _PATH.finditer(text)]
     plain = text.replace("'", "").replace('"', "").replace("\\", "")
     assert commandline.may_name_backend(text) == any(flag in plain for flag in commandline._BACKEND_FLAGS)
-    for name, (_, pattern) in viewfacts._FLAG_RE.items():
+    for name, (_, pattern) in elastic._FLAG_RE.items():
         assert pattern.findall(" " + text) == _FLAGS[name].findall(text)
 
 

@@ -419,7 +419,7 @@ class _Run:
         """What building views needs for the whole run (workloads/context.py)."""
         if self._context is None:
             from kubegap_lint.engine.evaluate import view_needs
-            from kubegap_lint.workloads.views import DEFERRED, ViewContext
+            from kubegap_lint.workloads.views import COSTLY, ViewContext
 
             params = self.linter.params
             # Only the facts the active rules read; every one when the caller keeps the views.
@@ -428,7 +428,7 @@ class _Run:
             if needs is not None:  # some facts made only when a rule that reads them applies
                 from kubegap_lint.engine.guards import applies_check
 
-                applies = applies_check(self.linter.workload_policies, DEFERRED, self.plan.applies)
+                applies = applies_check(self.linter.workload_policies, COSTLY, self.plan.applies)
             self._context = ViewContext(
                 index=self.index, gpu_patterns=tuple(params.get("gpu_resources", [])),
                 nccl_patterns=tuple(params.get("nccl_gpu_resources", [])), kind_table=self.linter.kind_table,

@@ -27,7 +27,7 @@ _EXPORT_RE = re.compile(r"[\s;&|(]([A-Z][A-Z0-9_]*)=(\"[^\"]*\"|'[^']*'|[^\s;&|)
 _MPI_X_RE = re.compile(r"(?:^|\s)-x\s+([A-Za-z_][A-Za-z0-9_]*)(?:=([^\s;&|)]*))?")
 
 
-_UNRENDERED_RE = re.compile(r"\$\(?\{?[A-Za-z_]")
+UNRENDERED_RE = re.compile(r"\$\(?\{?[A-Za-z_]")
 
 
 def env_text(value: Any) -> str | None:
@@ -37,7 +37,7 @@ def env_text(value: Any) -> str | None:
     if isinstance(value, bool):
         return "true" if value else "false"
     text = str(value)
-    if _UNRENDERED_RE.search(text):  # $(VAR), ${VAR}, $VAR: set at run time
+    if UNRENDERED_RE.search(text):  # $(VAR), ${VAR}, $VAR: set at run time
         return None
     return text
 

@@ -165,8 +165,6 @@ def container_view(context: ViewContext, container: Container, pod: Pod, volumes
         "accelerators": found,
         "gpus": gpus if found else 0,
         "mounts": _mounts(raw, where, volumes),
-        "locations": [],  # facts (facts/storage.py, facts/env.py): [] until made
-        "env_list": [],
         "raw": raw,
         "key_paths": {".": where, "raw": where, "env_entries": entry_paths},
     }

@@ -3,8 +3,8 @@ that policies query.
 
 One shape for every kind (docs/workload-view.md describes it), so one policy covers a
 Deployment, a PyTorchJob and a JobSet alike. The pods come from pods.pods_of as records, become
-dicts (podview.py), and the workload's own fields are summed up from them here; then the facts
-(viewfacts.py). Views are plain dicts and lists; the raw pod specs and containers inside them
+dicts (podview.py), and the workload's own fields are summed up from them here; then the facts of
+the registry (facts/). Views are plain dicts and lists; the raw pod specs and containers inside them
 are the parsed objects themselves, and every view carries `key_paths` (core/keypaths.py), so a
 policy's `at:` locates the node it names (engine/locate.py).
 """
@@ -16,26 +16,20 @@ from typing import TYPE_CHECKING, Any, cast
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
 from kubegap_lint.input.read import Resource
 from kubegap_lint.workloads.context import ViewContext
-from kubegap_lint.workloads.facts.env import env_records
-from kubegap_lint.workloads.facts.storage import container_locations
+from kubegap_lint.workloads.facts import COSTLY, add_facts
 from kubegap_lint.workloads.kinds import KindRule, get_path
 from kubegap_lint.workloads.pods import pods_of
 from kubegap_lint.workloads.podview import pod_view
 from kubegap_lint.workloads.records import Pod
 from kubegap_lint.workloads.trainjob import runtime_of
-from kubegap_lint.workloads.viewfacts import add_resilience_facts, elastic_facts
 
 if TYPE_CHECKING:  # the view's types cost nothing at run time (workloads/viewtypes.py)
     from kubegap_lint.workloads.viewtypes import WorkloadView
 
-__all__ = ["DEFERRED", "ViewContext", "workload_view"]
+__all__ = ["COSTLY", "ViewContext", "workload_view"]
 
 _DISTRIBUTED_ENV = ("MASTER_ADDR", "WORLD_SIZE")
 _DISTRIBUTED_KINDS = frozenset(("PyTorchJob", "TrainJob", "ElasticJob", "HyperPodPyTorchJob"))
-
-# Facts that can wait until the rest of the view is built, and then be made only when a rule
-# that reads them applies to the workload (context.applies, engine/guards.py).
-DEFERRED = frozenset({"locations", "env_list", "elastic"})
 
 
 def _torch_env(env: dict[str, Any]) -> bool:
@@ -183,31 +177,8 @@ def workload_view(resource: Resource, rule: KindRule, context: ViewContext) -> W
         "pods": pods,
         "claim_templates": claim_templates,
         "resource": data,
-        "autoscalers": [{"kind": a.kind, "name": a.name, "min_replicas": a.min_replicas,
-                         "max_replicas": a.max_replicas, "path": a.path, "line": a.line}
-                        for a in context.index.autoscalers_for(resource.namespace, resource.kind, resource.name)],
         "key_paths": {".": base, "resource": base, "labels": (*base, "metadata", "labels"),
                       "annotations": (*base, "metadata", "annotations")},
     })
-    _add_facts(view, context)
+    add_facts(view, context)
     return cast("WorkloadView", view)
-
-
-def _add_facts(view: dict[str, Any], context: ViewContext) -> None:
-    needs = context.needs
-    later = DEFERRED & needs if context.applies is not None and needs is not None else frozenset()
-    add_resilience_facts(view, list(context.gpu_patterns), context.index.model_cached, needs, later)
-    wanted = {fact: (needs is None or fact in needs) and (fact not in later or context.applies(view, fact))  # type: ignore[misc]
-              for fact in sorted(DEFERRED)}
-    if "elastic" in later and wanted["elastic"]:
-        view["elastic"] = elastic_facts(view)
-    if wanted["locations"] or wanted["env_list"]:
-        for pod in view["pods"]:
-            for container in pod["containers"] + pod["init_containers"]:
-                paths = container["key_paths"]
-                if wanted["locations"]:
-                    container["locations"] = container_locations(container["raw"], container["mounts"], paths["."])
-                if wanted["env_list"]:
-                    container["env_list"] = env_records(container["raw"], container["env"], container["env_entries"],
-                                                        container["path"], container["role"], paths["."],
-                                                        paths["env_entries"])

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kubegap_lint.core.keypaths import Where
+from kubegap_lint.workloads.context import ViewContext
+from kubegap_lint.workloads.facts.registry import fact
 
 if TYPE_CHECKING:
     from kubegap_lint.workloads.viewtypes import EnvRecord
@@ -39,3 +41,11 @@ def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[s
         "path": prefix + name,
         "key_paths": {".": where if (at := paths.get(name)) is None else at, "entry": at, "container_node": where},
     } for name, value in env.items()]
+
+
+@fact("env_list", "container", "list[EnvRecord]", "one record per variable the container sets", init_containers=True)
+def _env_list(container: dict[str, Any], pod: dict[str, Any], view: dict[str, Any],
+              context: ViewContext) -> list[EnvRecord]:
+    paths = container["key_paths"]
+    return env_records(container["raw"], container["env"], container["env_entries"], container["path"],
+                       container["role"], paths["."], paths["env_entries"])

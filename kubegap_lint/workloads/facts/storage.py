@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 from kubegap_lint.core.coerce import as_list
 from kubegap_lint.core.keypaths import Where, sub
 from kubegap_lint.workloads.commandline import path_values, strings
+from kubegap_lint.workloads.context import ViewContext
+from kubegap_lint.workloads.facts.registry import fact
 
 if TYPE_CHECKING:
     from kubegap_lint.workloads.viewtypes import Location
@@ -83,3 +85,9 @@ def container_locations(raw: dict[str, Any], mounts: list[dict[str, Any]],
                 found.append(_location(path, f"env {entry.get('name')}", entry, roots,
                                        sub(where, "env", number, "value")))
     return found
+
+
+@fact("locations", "container", "list[Location]", "every location the container names", init_containers=True)
+def _locations(container: dict[str, Any], pod: dict[str, Any], view: dict[str, Any],
+               context: ViewContext) -> list[Location]:
+    return container_locations(container["raw"], container["mounts"], container["key_paths"]["."])
