@@ -94,15 +94,15 @@ def test_layer_has_a_docstring_that_says_what_it_holds(layer: str) -> None:
 
 
 # What engine/ may import from workloads/: the stage's entry points, not its internals. The
-# run loop builds views (views), keeps the cross-resource index (index), reads the kind table
-# (kinds) and the repository's facts (repofacts); locating a finding needs none of them.
+# run loop builds views (views: workload_view, ViewContext, the costly facts' names and the
+# view's type), keeps the cross-resource index (index), reads the kind table (kinds) and the
+# repository's facts (repofacts); locating a finding needs none of them.
 WORKLOAD_ENTRY_POINTS = {
     "kubegap_lint.workloads.index": {"kubegap_lint.engine.run", "kubegap_lint.engine.parallel",
                                      "kubegap_lint.engine.decided"},
     "kubegap_lint.workloads.kinds": {"kubegap_lint.engine.run"},
     "kubegap_lint.workloads.repofacts": {"kubegap_lint.engine.decided", "kubegap_lint.engine.inputs"},
-    "kubegap_lint.workloads.views": {"kubegap_lint.engine.run"},
-    "kubegap_lint.workloads.viewtypes": {"kubegap_lint.engine.run"},  # the type of what views returns
+    "kubegap_lint.workloads.views": {"kubegap_lint.engine.run", "kubegap_lint.engine.result"},
 }
 
 

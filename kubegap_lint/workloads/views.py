@@ -26,7 +26,7 @@ from kubegap_lint.workloads.trainjob import runtime_of
 if TYPE_CHECKING:  # the view's types cost nothing at run time (workloads/viewtypes.py)
     from kubegap_lint.workloads.viewtypes import WorkloadView
 
-__all__ = ["COSTLY", "ViewContext", "workload_view"]
+__all__ = ["COSTLY", "ViewContext", "WorkloadView", "workload_view"]
 
 _DISTRIBUTED_ENV = ("MASTER_ADDR", "WORLD_SIZE")
 _DISTRIBUTED_KINDS = frozenset(("PyTorchJob", "TrainJob", "ElasticJob", "HyperPodPyTorchJob"))
