@@ -147,7 +147,7 @@ def test_the_template_mapper_asks_once_whether_a_path_is_a_file(monkeypatch: pyt
 
 def test_applies_answers_as_the_evaluation_does_and_the_evaluation_reuses_its_answers(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    # The view builder asks `applies` before it makes the facts only some rules read
+    # The workload stage asks `applies` before it makes the facts only some rules read
     # (s23-views' guards); the evaluation of that view then tests no term again.
     linter = Linter(Settings())
     seen = _views(linter, [str(EXAMPLES / "KG301-nccl-async-error-handling-off")], monkeypatch)

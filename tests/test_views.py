@@ -279,7 +279,7 @@ def test_a_rule_alone_finds_the_same_with_only_the_facts_it_reads(rule: str) -> 
 
 
 def _capture_views(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
-    """A list that receives every view the view builder returns from now on."""
+    """A list that receives every view workload_view returns from now on."""
     from kubegap_lint.workloads import views
 
     built: list[dict] = []
