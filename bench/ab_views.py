@@ -3,8 +3,8 @@
     python -P bench/ab_views.py OTHER_ROOT FILE [PASSES]
 
 Each version reads FILE with its own reader (every resource indexed, the workloads kept
-parsed), then each pass builds every workload's view with a fresh ViewBuilder of each version,
-as a run's builder would (the facts the active rules read, the deferred ones where a rule that
+parsed), then each pass builds every workload's view with a fresh ViewContext of each version
+(a ViewBuilder before issue 28), as a run would (the facts the active rules read, the deferred ones where a rule that
 reads them applies), 50 workloads of one version, then the same 50 of the other, their order
 swapped every chunk. The CPU seconds of each version are summed over the chunks: on a loaded
 machine both see the same load within a fraction of a second, which whole rounds one after the
@@ -14,6 +14,7 @@ of its own.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import importlib
 import sys
@@ -44,15 +45,25 @@ def _setup(package: str, path: str) -> tuple[list[tuple[Any, Any]], Callable[[],
         if rule is not None:
             items.append((item, rule))
     params = linter.params
-    needs = module("engine.evaluate").view_needs(linter.workload_policies)
-    applies = module("engine.guards").applies_check(linter.workload_policies, views.ViewBuilder.DEFERRED,
-                                                    run.plan.applies)
+    if hasattr(views, "ViewBuilder"):  # a version from before the records (issue 28)
+        needs = module("engine.evaluate").view_needs(linter.workload_policies)
+        applies = module("engine.guards").applies_check(linter.workload_policies, views.ViewBuilder.DEFERRED,
+                                                        run.plan.applies)
 
-    def builder() -> Any:  # as a run starts: the per-run memories empty
-        diagnostic._VERDICTS.clear()
-        views._PATHS_OF.clear()
-        return views.ViewBuilder(run.index, params.get("gpu_resources", []), params.get("nccl_gpu_resources", []),
-                                 linter.kind_table, params.get("diagnostic_commands", []), needs, applies)
+        def builder() -> Any:  # as a run starts: the per-run memories empty
+            diagnostic._VERDICTS.clear()
+            views._PATHS_OF.clear()
+            return views.ViewBuilder(run.index, params.get("gpu_resources", []),
+                                     params.get("nccl_gpu_resources", []), linter.kind_table,
+                                     params.get("diagnostic_commands", []), needs, applies).workload_view
+    else:
+        base = run.context
+
+        def builder() -> Any:  # as a run starts: the per-run memories empty
+            diagnostic._VERDICTS.clear()
+            module("workloads.commandline")._PATHS_OF.clear()
+            context = dataclasses.replace(base, gpu_names={}, nccl_names={}, commands={})
+            return lambda resource, rule: views.workload_view(resource, rule, context)
 
     return items, builder
 
@@ -73,7 +84,7 @@ def main() -> None:
                 for name in ("other", "this") if chunk % 2 == 0 else ("this", "other"):
                     items, builder = setups[name][0][start:start + _CHUNK], builders[name]
                     began = time.process_time()
-                    views = [builder.workload_view(resource, rule) for resource, rule in items]
+                    views = [builder(resource, rule) for resource, rule in items]
                     totals[name] += time.process_time() - began
                     del views
             print(f"pass {number}: other {totals['other']:.3f} this {totals['this']:.3f} CPU s, "

@@ -3,8 +3,8 @@
     python bench/view_build.py bench/out/stream-1k.yaml [ROUNDS] [all]
 
 Reads the file as a run does (every resource indexed, the workloads kept parsed), then builds
-the view of every workload ROUNDS times with a fresh ViewBuilder each round, as a run's
-builder would: only the facts the active rules read (engine/evaluate.view_needs), the deferred
+the view of every workload ROUNDS times with a fresh ViewContext each round, as a run
+would: only the facts the active rules read (engine/evaluate.view_needs), the deferred
 ones only where a rule that reads them applies (engine/guards.py; the `applies_to` it asks is
 counted here, though a run's evaluation then reuses the answer), or every fact with `all`
 (what keep_views builds: Linter.lint_paths(..., keep_views=True)). Prints the median CPU seconds
@@ -13,6 +13,7 @@ of one round. Run it with PYTHONPATH set to compare two checkouts on the same in
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import statistics
 import sys
@@ -20,12 +21,11 @@ import time
 from typing import Any
 
 from kubegap_lint.config.settings import Settings
-from kubegap_lint.engine.evaluate import view_needs
 from kubegap_lint.engine.run import Linter, _Run
 from kubegap_lint.input.read import ReadStats, Resource
 from kubegap_lint.input.readers import SourceReader
 from kubegap_lint.input.sources import discover
-from kubegap_lint.workloads.views import ViewBuilder
+from kubegap_lint.workloads.views import workload_view
 
 
 def workloads(linter: Linter, path: str) -> tuple[_Run, list[tuple[Resource, Any]]]:
@@ -46,24 +46,16 @@ def main() -> None:
     every = len(sys.argv) > 3 and sys.argv[3] == "all"
     linter = Linter(Settings())
     run, items = workloads(linter, path)
-    params = linter.params
-    needs = None if every else view_needs(linter.workload_policies)
     gc.disable()  # as a run has it (engine/run.collector_paused)
-    applies = None
-    try:  # as a run's builder has it (engine/run._Run.builder), where the checkout has it
-        from kubegap_lint.engine.guards import applies_check
-    except ImportError:
-        applies_check = None  # type: ignore[assignment]
-    if applies_check is not None and needs is not None:
-        applies = applies_check(linter.workload_policies, ViewBuilder.DEFERRED, run.plan.applies)
-    extra = (applies,) if applies is not None else ()
+    base = run.context  # as a run makes it: the facts the rules read, the deferred ones guarded
     times = []
     built = 0
     for _ in range(rounds):
-        builder = ViewBuilder(run.index, params.get("gpu_resources", []), params.get("nccl_gpu_resources", []),
-                              linter.kind_table, params.get("diagnostic_commands", []), needs, *extra)
+        # A fresh context each round (its caches empty), as a run starts with.
+        context = dataclasses.replace(base, needs=None if every else base.needs, gpu_names={}, nccl_names={},
+                                      commands={})
         start = time.process_time()
-        views = [builder.workload_view(resource, rule) for resource, rule in items]
+        views = [workload_view(resource, rule, context) for resource, rule in items]
         times.append(time.process_time() - start)
         built = sum(v is not None for v in views)
         del views

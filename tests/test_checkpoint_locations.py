@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.engine.run import Linter
-from kubegap_lint.workloads.views import covering_mount, path_values
+from kubegap_lint.workloads.commandline import path_values
+from kubegap_lint.workloads.facts.storage import covering_mount
 
 
 def test_path_values_reads_flags_scripts_and_skips_urls() -> None:

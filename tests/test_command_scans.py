@@ -1,4 +1,4 @@
-"""The scans over command lines (workloads/views.py, viewfacts.py) search " " + text with
+"""The scans over command lines (workloads/commandline.py, facts/) search " " + text with
 patterns that start with a character class or a literal (the engine skips to those); each must
 find what the plain pattern, with its `^|` alternative, finds in the text itself."""
 
@@ -9,7 +9,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubegap_lint.workloads import viewfacts, views
+from kubegap_lint.workloads import commandline
+from kubegap_lint.workloads.facts import elastic
 
 # The patterns as they were written before, the reference.
 _LAUNCHER = re.compile(
@@ -39,12 +40,12 @@ _SAMPLES = [
 
 
 def _check(text: str) -> None:
-    assert views.launchers(text) == tuple(sorted({" ".join(m.group(1).split()) for m in _LAUNCHER.finditer(text)}))
-    assert [m.groups() for m in views._EXPORT_RE.finditer(" " + text)] == [m.groups() for m in _EXPORT.finditer(text)]
-    assert [m.group(0) for m in views._PATH_RE.finditer(" " + text)] == [m.group(1) for m in _PATH.finditer(text)]
+    assert commandline.launchers(text) == tuple(sorted({" ".join(m.group(1).split()) for m in _LAUNCHER.finditer(text)}))
+    assert [m.groups() for m in commandline._EXPORT_RE.finditer(" " + text)] == [m.groups() for m in _EXPORT.finditer(text)]
+    assert [m.group(0) for m in commandline._PATH_RE.finditer(" " + text)] == [m.group(1) for m in _PATH.finditer(text)]
     plain = text.replace("'", "").replace('"', "").replace("\\", "")
-    assert views._may_name_backend(text) == any(flag in plain for flag in views._BACKEND_FLAGS)
-    for name, (_, pattern) in viewfacts._FLAG_RE.items():
+    assert commandline.may_name_backend(text) == any(flag in plain for flag in commandline._BACKEND_FLAGS)
+    for name, (_, pattern) in elastic._FLAG_RE.items():
         assert pattern.findall(" " + text) == _FLAGS[name].findall(text)
 
 

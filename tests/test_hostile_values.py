@@ -105,16 +105,16 @@ def test_counts_out_of_the_int32_range_are_unknown() -> None:
 
 
 def test_an_internal_error_in_one_document_is_reported_there_and_the_rest_is_linted(monkeypatch) -> None:
-    from kubegap_lint.workloads.views import ViewBuilder
+    from kubegap_lint.workloads import views
 
-    original = ViewBuilder.workload_view
+    original = views.workload_view
 
-    def broken(self, resource, rule):
+    def broken(resource, rule, context):
         if resource.data["metadata"]["name"] == "bad":
             raise ZeroDivisionError("planted")
-        return original(self, resource, rule)
+        return original(resource, rule, context)
 
-    monkeypatch.setattr(ViewBuilder, "workload_view", broken)
+    monkeypatch.setattr(views, "workload_view", broken)
     linter = Linter(Settings(select=["KG101"]))
     result = linter.lint_texts([
         ("a.yaml", DEPLOYMENT.format(name="bad", replicas=3, gpus=1)),

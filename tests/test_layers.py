@@ -91,3 +91,24 @@ def _is_package(module: str) -> bool:
 def test_layer_has_a_docstring_that_says_what_it_holds(layer: str) -> None:
     init = PACKAGE / layer / "__init__.py"
     assert ast.get_docstring(ast.parse(init.read_text())), f"{init} says nothing of its room"
+
+
+# What engine/ may import from workloads/: the stage's entry points, not its internals. The
+# run loop builds views (views: workload_view, ViewContext, the costly facts' names and the
+# view's type), keeps the cross-resource index (index), reads the kind table (kinds) and the
+# repository's facts (repofacts); locating a finding needs none of them.
+WORKLOAD_ENTRY_POINTS = {
+    "kubegap_lint.workloads.index": {"kubegap_lint.engine.run", "kubegap_lint.engine.parallel",
+                                     "kubegap_lint.engine.decided"},
+    "kubegap_lint.workloads.kinds": {"kubegap_lint.engine.run"},
+    "kubegap_lint.workloads.repofacts": {"kubegap_lint.engine.decided", "kubegap_lint.engine.inputs"},
+    "kubegap_lint.workloads.views": {"kubegap_lint.engine.run", "kubegap_lint.engine.result"},
+}
+
+
+def test_engine_reaches_the_workload_stage_only_through_its_entry_points() -> None:
+    reached = sorted(f"{module} -> {target}" for module, targets in _imports().items()
+                     if module.startswith("kubegap_lint.engine.")
+                     for target in targets if target.startswith("kubegap_lint.workloads.")
+                     and module not in WORKLOAD_ENTRY_POINTS.get(target, ()))
+    assert reached == []

@@ -22,15 +22,15 @@ GPU_JOB = (EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.y
 def _views(linter: Linter, paths: list[str], monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, Any]]:
     """(resource, view) of every workload a lint of the paths evaluates."""
     seen: list[tuple[Any, Any]] = []
-    build = views_module.ViewBuilder.workload_view
+    build = views_module.workload_view
 
-    def keep(builder: Any, resource: Any, rule: Any) -> Any:
-        view = build(builder, resource, rule)
+    def keep(resource: Any, rule: Any, context: Any) -> Any:
+        view = build(resource, rule, context)
         if view is not None:
             seen.append((resource, view))
         return view
 
-    monkeypatch.setattr(views_module.ViewBuilder, "workload_view", keep)
+    monkeypatch.setattr(views_module, "workload_view", keep)
     linter.lint_paths(paths)
     monkeypatch.undo()
     return seen
@@ -147,7 +147,7 @@ def test_the_template_mapper_asks_once_whether_a_path_is_a_file(monkeypatch: pyt
 
 def test_applies_answers_as_the_evaluation_does_and_the_evaluation_reuses_its_answers(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    # The view builder asks `applies` before it makes the facts only some rules read
+    # The workload stage asks `applies` before it makes the facts only some rules read
     # (s23-views' guards); the evaluation of that view then tests no term again.
     linter = Linter(Settings())
     seen = _views(linter, [str(EXAMPLES / "KG301-nccl-async-error-handling-off")], monkeypatch)

@@ -1,5 +1,5 @@
 """The serving, bare-pod and batch rules (KG104, KG105, KG204, KG403, KG404) and the view facts
-they read (kubegap_lint/workloads/viewfacts.py): serving engines, model download directories,
+they read (kubegap_lint/workloads/facts/): serving engines, model download directories,
 drain timing, idling commands, autoscaler floors and batch deadlines. Each linter test pins
 the rule it is about."""
 
@@ -9,17 +9,17 @@ import pytest
 
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.engine.run import Linter
-from kubegap_lint.workloads.index import Autoscaler, InputIndex
-from kubegap_lint.workloads.viewfacts import (
+from kubegap_lint.workloads.facts.batch import idle_facts
+from kubegap_lint.workloads.facts.serving import (
     download_dir,
     engine_drain,
     flag_value,
     hub_model,
-    idle_facts,
     prestop_seconds,
     script_words,
     serving_engine,
 )
+from kubegap_lint.workloads.index import Autoscaler, InputIndex
 
 
 def _findings(rule: str, *texts: str) -> list[tuple[str, str, str, int, int, str]]:

@@ -203,7 +203,7 @@ def test_a_clean_file_without_workloads_imports_only_what_it_uses(tmp_path) -> N
     env.pop("KUBEGAP_LINT_NO_CACHE", None)
     # Not even what the bare `import ruamel.yaml, click, jmespath` pays: no policy is evaluated.
     unused = ["jsonschema", "tempfile", "subprocess", "shutil", "kubegap_lint.workloads.views",
-              "kubegap_lint.workloads.viewfacts", "kubegap_lint.engine.estimate", "jmespath",
+              "kubegap_lint.workloads.facts", "kubegap_lint.engine.estimate", "jmespath",
               "kubegap_lint.catalog.functions", "kubegap_lint.engine.evaluate", "kubegap_lint.engine.locate",
               "kubegap_lint.cli.helm", "hashlib"]
     # dataclasses is imported: core/model.py's Finding is one (issue 28: about 4 ms, the module

@@ -1,4 +1,4 @@
-"""The resilience facts added to workload views (kubegap_lint/workloads/viewfacts.py): spreads,
+"""The resilience facts added to workload views (kubegap_lint/workloads/facts/): spreads,
 disruption budgets, elastic launches, restart policies, accelerator requests and limits."""
 
 from __future__ import annotations
@@ -9,13 +9,10 @@ from hypothesis import strategies as st
 
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.engine.run import Linter
-from kubegap_lint.workloads.viewfacts import (
-    accelerator_mismatches,
-    disruptions_allowed,
-    selector_may_select,
-    spread_facts,
-    torchrun_flags,
-)
+from kubegap_lint.workloads.facts.accelerators import accelerator_mismatches
+from kubegap_lint.workloads.facts.budgets import disruptions_allowed
+from kubegap_lint.workloads.facts.elastic import torchrun_flags
+from kubegap_lint.workloads.facts.spread import selector_may_select, spread_facts
 
 GPU = ["nvidia.com/gpu", "nvidia.com/mig-*", "amd.com/gpu"]
 

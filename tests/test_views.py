@@ -227,7 +227,7 @@ spec: {replicas: 2, template: {metadata: {labels: {app: x}}, spec: {containers: 
 
 
 def test_explicit_torch_backend() -> None:
-    from kubegap_lint.workloads.views import torch_backend
+    from kubegap_lint.workloads.commandline import torch_backend
 
     assert torch_backend(["python", "train.py", "--backend", "gloo"]) == "gloo"
     assert torch_backend(["python", "train.py", "--dist-backend=NCCL"]) == "nccl"
@@ -279,40 +279,44 @@ def test_a_rule_alone_finds_the_same_with_only_the_facts_it_reads(rule: str) -> 
 
 
 def _capture_views(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
-    """A list that receives every view the view builder returns from now on."""
+    """A list that receives every view workload_view returns from now on."""
     from kubegap_lint.workloads import views
 
     built: list[dict] = []
-    original = views.ViewBuilder.workload_view
+    original = views.workload_view
 
-    def keep(self, resource, rule):  # type: ignore[no-untyped-def]
-        view = original(self, resource, rule)
+    def keep(resource, rule, context):  # type: ignore[no-untyped-def]
+        view = original(resource, rule, context)
         built.append(view)
         return view
 
-    monkeypatch.setattr(views.ViewBuilder, "workload_view", keep)
+    monkeypatch.setattr(views, "workload_view", keep)
     return built
+
+
+def _facts_held(view: dict) -> set[str]:
+    """The registry's facts a view holds, each on the level it is made at."""
+    from kubegap_lint.workloads.facts import FACTS
+
+    pod, container = view["pods"][0], view["pods"][0]["containers"][0]
+    holders = {"workload": view, "pod": pod, "container": container}
+    return {name for name, fact in FACTS.items() if name in holders[fact.level]}
 
 
 def test_only_the_facts_the_active_rules_name_are_made(monkeypatch: pytest.MonkeyPatch) -> None:
     from conftest import GPU_DEPLOYMENT
 
     from kubegap_lint.engine.evaluate import view_needs
-    from kubegap_lint.workloads.viewfacts import FACTS
+    from kubegap_lint.workloads.facts import COSTLY, FACTS
 
     built = _capture_views(monkeypatch)
     linter = Linter(Settings(select=["KG301"]))
     needs = view_needs(linter.workload_policies)
-    assert needs is not None and not (FACTS | {"locations", "env_list"}) & needs
+    assert needs is not None and not COSTLY & needs
     linter.lint_texts([("d.yaml", GPU_DEPLOYMENT)])
-    [view] = built
-    pod, container = view["pods"][0], view["pods"][0]["containers"][0]
-    # The view's `serving` (its class) and a pod's own `budgets` are not facts, and stay.
-    assert not FACTS - {"serving"} & set(view) and not FACTS - {"budgets"} & set(pod) and not FACTS & set(container)
-    assert container["locations"] == [] and container["env_list"] == []
+    assert _facts_held(built[0]) == set(FACTS) - COSTLY  # the cheap ones only
     linter.lint_texts([("d.yaml", GPU_DEPLOYMENT)], keep_views=True)  # kept views: every fact
-    kept = built[1]
-    assert set(kept) | set(kept["pods"][0]) | set(kept["pods"][0]["containers"][0]) >= FACTS
+    assert _facts_held(built[1]) == set(FACTS)
     assert "env_list" in (view_needs(Linter(Settings(select=["KG305"])).workload_policies) or ())
 
 
@@ -343,7 +347,8 @@ _ENV = """
 def test_deferred_facts_are_made_only_where_a_rule_that_reads_them_applies(monkeypatch: pytest.MonkeyPatch) -> None:
     """locations (KG202: training && has_gpu), env_list (KG305: distributed_pytorch && nccl_gpu)
     and elastic (KG401) wait for the rest of the view; a serving Deployment gets none of them,
-    a one-pod GPU Job the locations its checkpoint rule reads, a two-pod torchrun job all three."""
+    a one-pod GPU Job the locations its checkpoint rule reads, a two-pod torchrun job all three.
+    A fact not made is not in the view (no rule that applies reads it)."""
     from conftest import GPU_DEPLOYMENT, GPU_JOB
 
     job = GPU_JOB + _ENV
@@ -357,10 +362,10 @@ def test_deferred_facts_are_made_only_where_a_rule_that_reads_them_applies(monke
     (trained,) = _lean_views(monkeypatch, select, job)
     (launched,) = _lean_views(monkeypatch, select, torchrun)
     container = served["pods"][0]["containers"][0]
-    assert (container["locations"], container["env_list"], served["elastic"]) == ([], [], None)
+    assert not {"locations", "env_list"} & set(container) and "elastic" not in served
     container = trained["pods"][0]["containers"][0]
     assert [(x["path"], x["from"], x["covered"]) for x in container["locations"]] == [("/ckpt", "volumeMounts", True)]
-    assert container["env_list"] == [] and trained["elastic"] is None and not trained["distributed_pytorch"]
+    assert "env_list" not in container and "elastic" not in trained and not trained["distributed_pytorch"]
     container = launched["pods"][0]["containers"][0]
     assert [x["name"] for x in container["env_list"]] == ["NCCL_DEBUG"]
     assert launched["elastic"] == {"source": "torchrun", "min_nodes": 1, "max_nodes": 2, "max_restarts": 0}
@@ -376,16 +381,17 @@ def test_a_fact_whose_reader_applies_on_a_deferred_fact_is_made_at_once() -> Non
     from kubegap_lint.catalog.policies import load_catalog
     from kubegap_lint.core.record import replace
     from kubegap_lint.engine.guards import fact_guards
-    from kubegap_lint.workloads.views import ViewBuilder
+    from kubegap_lint.workloads.facts import COSTLY
 
     policies = {p.id: p for p in load_catalog().policies}
-    guards = fact_guards([policies["KG202"], policies["KG305"]], ViewBuilder.DEFERRED)
-    assert {fact: len(found) for fact, found in guards.items()} == {"locations": 1, "env_list": 1, "elastic": 0}
+    guards = fact_guards([policies["KG202"], policies["KG305"]], COSTLY)
+    assert {fact: len(guards[fact]) for fact in ("locations", "env_list", "elastic")} == {
+        "locations": 1, "env_list": 1, "elastic": 0}
     # KG401 reads `elastic` in its violation; with KG202's applies_to standing in as one that
     # reads `env_list`, both of the reader's facts must be made at once.
     reads_env = replace(policies["KG401"], applies_to=policies["KG305"].for_each)
-    guards = fact_guards([reads_env, policies["KG202"]], ViewBuilder.DEFERRED)
-    assert set(guards) == {"locations"}
+    guards = fact_guards([reads_env, policies["KG202"]], COSTLY)
+    assert "locations" in guards and not {"env_list", "elastic"} & set(guards)
 
 
 @pytest.mark.parametrize("path", [pytest.param(EXAMPLES, id="examples"),

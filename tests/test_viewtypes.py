@@ -1,6 +1,7 @@
-"""The workload view's types (workloads/viewtypes.py) hold what views are built with: every key a
-built view has is declared, every declared key is built, on every example and the shared corpus;
-and docs/workload-view.md is the text generated from them."""
+"""The workload view's types (workloads/viewtypes.py, with the facts of the registry in
+workloads/facts/) hold what views are built with: every key a built view has is declared, every
+declared key and every registered fact is built, on every example and the shared corpus; and
+docs/workload-view.md is the text generated from them."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from conftest import CORPUS, EXAMPLES, REPO, requires_shared
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.engine.run import Linter
 from kubegap_lint.workloads import viewtypes
+from kubegap_lint.workloads.facts import FACTS
 from kubegap_lint.workloads.viewtypes import WorkloadView, fields_of, render_view_markdown
 
 
@@ -47,7 +49,7 @@ def _check(value: Any, hint: Any, where: str, problems: list[str], seen: dict[ty
         return
     declared = fields_of(hint)
     extra = sorted(set(value) - set(declared))
-    missing = sorted(hint.__required_keys__ - set(value))  # type: ignore[attr-defined]
+    missing = sorted((hint.__required_keys__ | _facts_made(hint, value)) - set(value))  # type: ignore[attr-defined]
     if extra:
         problems.append(f"{where}: built but not declared in {hint.__name__}: {extra}")
     if missing:
@@ -56,6 +58,14 @@ def _check(value: Any, hint: Any, where: str, problems: list[str], seen: dict[ty
     for key, (key_hint, _) in declared.items():
         if key in value:
             _check(value[key], key_hint, f"{where}.{key}", problems, seen)
+
+
+def _facts_made(hint: Any, value: dict[str, Any]) -> set[str]:
+    """The registry's facts a kept view (every fact made) holds on this dict: those of its level,
+    and on an init container only those made for init containers too."""
+    level = {WorkloadView: "workload", viewtypes.PodView: "pod", viewtypes.ContainerView: "container"}.get(hint)
+    init = level == "container" and value.get("init") and not value.get("sidecar")
+    return {f.name for f in FACTS.values() if f.level == level and (f.init_containers or not init)}
 
 
 def _views(folder: Path) -> list[dict[str, Any]]:

@@ -162,7 +162,7 @@ class Plan:
 
     def applies(self, view: Mapping[str, Any], policy: Policy) -> bool:
         """Is the policy's applies_to true of the view? The terms' answers are the ones the
-        evaluation of this view then reads (the view builder asks before it makes the facts
+        evaluation of this view then reads (the workload stage asks before it makes the facts
         only such policies read). Raises what the evaluation would raise, remembering nothing."""
         return self._passes(view, self.entries[self._entry_of[id(policy)]][1], self._answers(view))
 
@@ -257,8 +257,8 @@ class _Workload:
 
 
 def view_needs(policies: Iterable[Policy]) -> frozenset[str] | None:
-    """The keys the policies' expressions name, for the view builder to compute only the facts
-    they read (workloads/viewfacts.py: FACTS); None, every fact, when a policy is not one of the
+    """The keys the policies' expressions name, for the workload stage to make only the costly
+    facts they read (workloads/facts/registry.py); None, every fact, when a policy is not one of the
     built-in catalog's, as an expression of a user's could read a view whole (`keys(@)`,
     `to_string(pods[0])`), which no name shows. tests/test_views.py checks each built-in policy
     alone gives the same findings with its facts only."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubegap_lint.workloads.keypaths import Pinned
+from kubegap_lint.core.keypaths import Pinned
 
 # What is known of where a value sits: None (nothing), a key path in the document (a tuple),
 # a node everything below locates at (keypaths.Pinned), a view's path map (a dict), or the

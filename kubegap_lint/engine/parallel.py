@@ -31,7 +31,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from kubegap_lint.core.model import Finding, InputError
 from kubegap_lint.core.record import fields
-from kubegap_lint.engine.run import Linter, LintResult, _tally_key, collector_paused, estimate_order, make_result
+from kubegap_lint.engine.result import LintResult, estimate_order, tally_key
+from kubegap_lint.engine.run import Linter, collector_paused, make_result
 from kubegap_lint.input.read import InputFault, ReadStats, Resource, read_chunk
 from kubegap_lint.input.readers import DocumentReader, Documents, ParsedReader
 from kubegap_lint.input.scan import split_documents
@@ -255,7 +256,7 @@ def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputErro
         for _, conn in workers:
             conn.send(index)
         # Counted as they are stored, as the serial run counts them: the summary reads no run back.
-        findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key, tally=_tally_key)
+        findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key, tally=tally_key)
         policy_errors = []
         workloads = 0
         estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(estimate_order)

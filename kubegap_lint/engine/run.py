@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -20,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from kubegap_lint.catalog.policies import Catalog, Policy, load_catalog
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.core.errors import DataFileError, KubegapError
-from kubegap_lint.core.model import Finding, InputError, Location, ResourceRef, Severity
-from kubegap_lint.core.record import field, record
+from kubegap_lint.core.model import Finding, InputError, Location, ResourceRef
+from kubegap_lint.engine.result import LintResult, estimate_order, tally_key
 from kubegap_lint.input.read import InputFault, ReadStats, Resource
 from kubegap_lint.input.readers import Reader
 from kubegap_lint.input.sources import Source, discover
@@ -33,99 +32,7 @@ from kubegap_lint.workloads.kinds import KindRule, KindTable, load_kind_table
 if TYPE_CHECKING:
     from kubegap_lint.engine.estimate import Estimate
     from kubegap_lint.engine.evaluate import Plan
-    from kubegap_lint.workloads.views import ViewBuilder
-    from kubegap_lint.workloads.viewtypes import WorkloadView
-
-
-@record(frozen=True)
-class Tally:
-    """What the summary and the exit code need: counted findings by severity, and the rest."""
-
-    by_severity: dict[Severity, int]
-    suppressed: int
-
-
-@record
-class LintResult:
-    """The outcome of a run. Findings and estimates live in stores that spill to disk past a
-    few thousand (spill.py), so a report is written as it is read, in the same sorted order."""
-
-    store: SortedSpill[Finding]
-    errors: list[InputError]
-    stats: ReadStats
-    workloads: int
-    policies: list[Policy]
-    catalog: Catalog
-    views: list[WorkloadView] = field(default_factory=list, repr=False)
-    estimate_store: SortedSpill[tuple[int, Estimate]] | None = field(default=None, repr=False)
-    baseline: tuple[Counter[str], str] | None = None  # applied as the sorted findings are read
-    # Each workload linted, in input order (its resource and place): reports that list the
-    # clean workloads too (JUnit) read it; spilled like the findings.
-    workload_store: SortedSpill[tuple[int, tuple[ResourceRef, Location]]] | None = field(default=None, repr=False)
-    _tally: Tally | None = field(default=None, init=False, repr=False)
-
-    def iter_findings(self) -> Iterator[Finding]:
-        """Every finding, sorted, with the baseline's suppressions; may be called again."""
-        found = iter(self.store)
-        if self.baseline is not None:
-            from kubegap_lint.suppress.suppressor import apply_baseline
-
-            return apply_baseline(found, *self.baseline)
-        return found
-
-    @property
-    def findings(self) -> list[Finding]:
-        return list(self.iter_findings())
-
-    @findings.setter
-    def findings(self, findings: Iterable[Finding]) -> None:
-        """Replace the findings (tools and tests that edit a result before reporting it)."""
-        store: SortedSpill[Finding] = SortedSpill(Finding.sort_key)
-        store.extend(findings)
-        self.store.close()
-        self.store, self._tally = store, None
-
-    def iter_workloads(self) -> Iterator[tuple[ResourceRef, Location]]:
-        return (w for _, w in self.workload_store or ())
-
-    def iter_estimates(self) -> Iterator[Estimate]:
-        return (e for _, e in self.estimate_store or ())
-
-    @property
-    def estimates(self) -> list[Estimate]:
-        return list(self.iter_estimates())
-
-    def counted(self) -> list[Finding]:
-        """Findings that are not suppressed."""
-        return [f for f in self.iter_findings() if f.suppression is None]
-
-    def tally(self) -> Tally:
-        if self._tally is None:
-            counts = dict.fromkeys(Severity, 0)
-            suppressed = 0
-            counted = getattr(self.store, "counts", None) if self.baseline is None else None
-            if counted is not None:  # counted as the run stored them (_tally_key): no read back
-                for (severity, kept), number in counted.items():
-                    if kept:
-                        counts[severity] += number
-                    else:
-                        suppressed += number
-                self._tally = Tally(counts, suppressed)
-                return self._tally
-            for finding in self.iter_findings():
-                if finding.suppression is None:
-                    counts[finding.severity] += 1
-                else:
-                    suppressed += 1
-            self._tally = Tally(counts, suppressed)
-        return self._tally
-
-    def exit_code(self, fail_on: Severity) -> int:
-        if self.errors:
-            return 2
-        if any(count and severity.rank >= fail_on.rank for severity, count in self.tally().by_severity.items()):
-            return 1
-        return 0
+    from kubegap_lint.workloads.views import ViewContext, WorkloadView
 
 
 # Rules that say what a run could not lint: on whatever `select` names, as an input error
@@ -317,14 +224,6 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def estimate_order(pair: tuple[int, Estimate]) -> tuple[Any, ...]:
-    """Estimates come by file and place, as findings do, never in the order the paths were
-    named (`lint b.yaml a.yaml` prints what `lint a.yaml b.yaml` prints); input order breaks ties."""
-    order, item = pair
-    where = item.location
-    return (where.path, where.line, where.column, item.resource.display(), order)
-
-
 def make_result(linter: Linter, findings: SortedSpill[Finding], errors: list[InputError], stats: ReadStats,
                 workloads: int, views: list[WorkloadView],
                 estimates: SortedSpill[tuple[int, Estimate]],
@@ -338,11 +237,6 @@ def make_result(linter: Linter, findings: SortedSpill[Finding], errors: list[Inp
         baseline = (load_baseline(settings.baseline), str(settings.baseline))
     return LintResult(findings, errors, stats, workloads, linter.policies, linter.catalog, views, estimates,
                       baseline, workload_refs)
-
-
-def _tally_key(finding: Finding) -> tuple[Severity, bool]:
-    """What LintResult.tally counts a stored finding as: its severity, and not suppressed."""
-    return finding.severity, finding.suppression is None
 
 
 def _document(resource: Resource) -> Any:
@@ -389,13 +283,13 @@ class _Run:
 
         self.origins = OriginMapper(linter.kustomize_roots, self.suppressor.collect_comments)
         self.faults: SortedSpill[Finding] = SortedSpill(Finding.sort_key)  # matched at the end
-        self.findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key, tally=_tally_key)
+        self.findings: SortedSpill[Finding] = SortedSpill(Finding.sort_key, tally=tally_key)
         self.estimates: SortedSpill[tuple[int, Estimate]] = SortedSpill(estimate_order)
         self.workload_refs: SortedSpill[tuple[int, tuple[ResourceRef, Location]]] = SortedSpill(
             lambda pair: pair[0])
         self.views: list[tuple[int, WorkloadView]] = []
         self.workloads = 0
-        self._builder: ViewBuilder | None = None  # made at the first workload (start-up: an input
+        self._context: ViewContext | None = None  # made at the first workload (start-up: an input
         # without workloads never imports the view modules)
         self._interpreter: Any = None  # made at the first workload (start-up: none imports jmespath)
         self._plan: Plan | None = None  # the same
@@ -415,24 +309,25 @@ class _Run:
         return self._plan
 
     @property
-    def builder(self) -> ViewBuilder:
-        if self._builder is None:
-            from kubegap_lint.workloads.views import ViewBuilder
+    def context(self) -> ViewContext:
+        """What building views needs for the whole run (workloads/context.py)."""
+        if self._context is None:
+            from kubegap_lint.engine.evaluate import view_needs
+            from kubegap_lint.workloads.views import COSTLY, ViewContext
 
             params = self.linter.params
-            from kubegap_lint.engine.evaluate import view_needs
-
             # Only the facts the active rules read; every one when the caller keeps the views.
             needs = None if self.keep_views else view_needs(self.linter.workload_policies)
             applies = None
             if needs is not None:  # some facts made only when a rule that reads them applies
                 from kubegap_lint.engine.guards import applies_check
 
-                applies = applies_check(self.linter.workload_policies, ViewBuilder.DEFERRED, self.plan.applies)
-            self._builder = ViewBuilder(self.index, params.get("gpu_resources", []),
-                                        params.get("nccl_gpu_resources", []), self.linter.kind_table,
-                                        params.get("diagnostic_commands", []), needs, applies)
-        return self._builder
+                applies = applies_check(self.linter.workload_policies, COSTLY, self.plan.applies)
+            self._context = ViewContext(
+                index=self.index, gpu_patterns=tuple(params.get("gpu_resources", [])),
+                nccl_patterns=tuple(params.get("nccl_gpu_resources", [])), kind_table=self.linter.kind_table,
+                diagnostic_programs=tuple(params.get("diagnostic_commands", [])), needs=needs, applies=applies)
+        return self._context
 
     def take(self, item: Resource | InputFault) -> KindRule | None:
         """Report a fault, or note what a resource tells; its workload rule when it is one."""
@@ -461,7 +356,9 @@ class _Run:
 
     def evaluate(self, order: int, resource: Resource, rule: KindRule) -> None:
         try:
-            view = self.builder.workload_view(resource, rule)
+            from kubegap_lint.workloads import views  # by module: tests wrap workload_view
+
+            view = views.workload_view(resource, rule, self.context)
             if view is None:
                 return
             from kubegap_lint.engine.estimate import estimate

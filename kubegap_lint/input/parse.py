@@ -20,6 +20,7 @@ import re
 from array import array
 from typing import Any
 
+from kubegap_lint.core.keypaths import KeyPath  # also named from here by the readers
 from kubegap_lint.core.model import Position
 from kubegap_lint.core.record import field, record
 from kubegap_lint.input import limits
@@ -39,9 +40,6 @@ _TAG_PREFIX = "tag:yaml.org,2002:"
 
 MERGE_KEY = "<<"
 
-
-# A key path inside a document: mapping keys (str) and list indexes (int), from the root.
-KeyPath = tuple[str | int, ...]
 
 def dotted(path: KeyPath) -> str:
     """A key path as people write it: `spec.template.spec.containers[1].env[3].value`."""

@@ -21,15 +21,15 @@ the runtime, so every message says both.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
-from kubegap_lint.input.parse import KeyPath
+from kubegap_lint.core.keypaths import KeyPath, Pinned
 from kubegap_lint.input.read import Resource
-
-# `builder` is a views.ViewBuilder (not imported: views imports this module).
-from kubegap_lint.workloads.keypaths import Pinned
+from kubegap_lint.workloads.index import InputIndex
 from kubegap_lint.workloads.kinds import TemplateRule
+from kubegap_lint.workloads.records import Pod, pod_record
 
 _ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 _AS_TEMPLATE = TemplateRule("pod", None, None, None, (), None, None, (), 1, None, False)
@@ -51,6 +51,15 @@ def runtime_ref(data: dict[str, Any]) -> tuple[str, str] | None:
         return None
     kind = ref.get("kind") if isinstance(ref.get("kind"), str) else "ClusterTrainingRuntime"
     return str(kind), name
+
+
+def runtime_of(resource: Resource, index: InputIndex) -> tuple[tuple[str, str], dict[str, Any] | None] | None:
+    """The (kind, name) of the runtime a TrainJob names, and the runtime when the input holds
+    it; None when it names none."""
+    ref = runtime_ref(resource.data)
+    if ref is None:
+        return None
+    return ref, index.training_runtime(ref[0], resource.namespace, ref[1])
 
 
 def _by_name(items: list[Any], extra: list[Any]) -> list[Any]:
@@ -122,9 +131,13 @@ def _is_trainer_job(job: dict[str, Any], jobs: list[Any]) -> bool:
     return job.get("name") == "node"
 
 
-def merged_pods(builder: Any, resource: Resource, runtime: dict[str, Any], runtime_kind: str,
-                runtime_name: str, summary: dict[str, Any]) -> list[tuple[dict[str, Any], TemplateRule]]:
-    """The pods of a TrainJob merged with its runtime."""
+def merged_pods(resource: Resource, index: InputIndex) -> list[Pod] | None:
+    """The pods of a TrainJob merged with its runtime; None when the input does not hold the
+    runtime (or the TrainJob names none): the table reads the TrainJob alone."""
+    found = runtime_of(resource, index)
+    if found is None or found[1] is None:
+        return None
+    (runtime_kind, runtime_name), runtime = found[0], found[1]
     data = resource.data
     spec = as_dict(data.get("spec"))
     trainer = as_dict(spec.get("trainer"))
@@ -132,7 +145,7 @@ def merged_pods(builder: Any, resource: Resource, runtime: dict[str, Any], runti
     jobs = as_list(as_dict(as_dict(runtime_spec.get("template")).get("spec")).get("replicatedJobs"))
     overrides = _overrides(data)
     nodes = trainer.get("numNodes", as_dict(runtime_spec.get("mlPolicy")).get("numNodes", 1))
-    pods: list[tuple[dict[str, Any], TemplateRule]] = []
+    pods: list[Pod] = []
     for position, job in enumerate(jobs):
         if not isinstance(job, dict):
             continue
@@ -145,16 +158,7 @@ def merged_pods(builder: Any, resource: Resource, runtime: dict[str, Any], runti
         anchor: KeyPath = ("spec", "trainer") if trainer else ("spec",)
         is_trainer = _is_trainer_job(job, jobs)
         if is_trainer:
-            containers = []
-            for container in as_list(pod_spec.get("containers")):
-                if isinstance(container, dict) and container.get("name") == "node":
-                    container = _merge_container(container, {
-                        k: v for k, v in (("image", trainer.get("image")), ("command", trainer.get("command")),
-                                          ("args", trainer.get("args")), ("env", trainer.get("env")),
-                                          ("resources", trainer.get("resourcesPerNode")))
-                        if v is not None})
-                containers.append(container)
-            pod_spec = dict(pod_spec, containers=containers)
+            pod_spec = dict(pod_spec, containers=[_trainer_container(c, trainer) for c in as_list(pod_spec.get("containers"))])
         for targets, patch, node_at in overrides:
             if name in targets:
                 pod_spec = _patch_spec(pod_spec, patch)
@@ -166,11 +170,23 @@ def merged_pods(builder: Any, resource: Resource, runtime: dict[str, Any], runti
         else:
             counts = [as_count(job.get("replicas", 1)), as_count(job_template.get("parallelism", 1))]
             replicas = None if None in counts else counts[0] * counts[1]  # type: ignore[operator]
-        pod = builder._pod(resource, _AS_TEMPLATE, name, f"runtime:{runtime_name}.{name}", merged, merged,
-                           summary, replicas=replicas, where=Pinned((*resource.base, *anchor)))
+        pod = pod_record(_AS_TEMPLATE, name, f"runtime:{runtime_name}.{name}", merged,
+                         Pinned((*resource.base, *anchor)), replicas=replicas,
+                         found_by="table:trainer.kubeflow.org/TrainJob+runtime")
         if pod is not None:
-            pod["label"] = f"{name} pods of TrainJob {resource.name} with {runtime_kind} {runtime_name}"
-            pod["found_by"] = "table:trainer.kubeflow.org/TrainJob+runtime"
-            pod["runtime"] = {"kind": runtime_kind, "name": runtime_name}
-            pods.append((pod, _AS_TEMPLATE))
+            pods.append(dataclasses.replace(
+                pod, label=f"{name} pods of TrainJob {resource.name} with {runtime_kind} {runtime_name}",
+                runtime={"kind": runtime_kind, "name": runtime_name}))
     return pods
+
+
+def _trainer_container(container: Any, trainer: dict[str, Any]) -> Any:
+    """The runtime's `node` container with the trainer's image, command, args, env and
+    resourcesPerNode; any other container as it is."""
+    if not isinstance(container, dict) or container.get("name") != "node":
+        return container
+    return _merge_container(container, {
+        k: v for k, v in (("image", trainer.get("image")), ("command", trainer.get("command")),
+                          ("args", trainer.get("args")), ("env", trainer.get("env")),
+                          ("resources", trainer.get("resourcesPerNode")))
+        if v is not None})

@@ -6,9 +6,9 @@ reference docs/workload-view.md is generated from them (`python -m kubegap_lint.
 > docs/workload-view.md`, or scripts/regenerate.sh) and tests/test_viewtypes.py checks that
 every key a built view has is declared here and every declared key is built.
 
-Keys marked "(fact)" are added by viewfacts.add_resilience_facts once a view is built, for
-questions JMESPath cannot answer cleanly (it has no variables, no parent reference and no
-arithmetic). Policies decide what a fact means; the facts only read the manifest.
+The facts are not declared here: the registry (facts/registry.py) holds each with its level,
+type and meaning, and `fields_of` adds them to the workload's, pods' and containers' keys. The
+shapes of their records (Spread, Elastic, ...) are declared here; a fact's type names them.
 """
 
 from __future__ import annotations
@@ -135,14 +135,7 @@ class AcceleratorMismatch(TypedDict):
     key_paths: Annotated[KeyPaths, "`.`: the request"]
 
 
-class _ContainerFacts(TypedDict, total=False):
-    """Facts added to the main containers (and native sidecars), not to init containers."""
-
-    serving: Annotated[Any, "(fact) null unless the container runs a serving engine: `engine` (`vllm`, `sglang`, `tgi`, `triton`, `lmdeploy`, `nim`; from the command, or from the image when the container keeps its entrypoint), `entry` (false for a worker rank of a multi-node engine: a `--node-rank` above 0, `--headless`, or the worker template of a LeaderWorkerSet that has a leader template; an unrendered rank says nothing), `model` (the hub model it names: the engine's positional model, `--model`, `--model-id`, `--model-path`, `MODEL_ID`, `HF_MODEL_ID`; null for a local path or an unknown value; not read for NIM), `download` (when a model is named: `path` of the download directory, from `--download-dir`, `HF_HUB_CACHE`, `HUGGINGFACE_HUB_CACHE`, `HF_HOME` + `/hub`, else the default, `/data` for TGI or `$HOME/.cache/huggingface`; null path when the deciding value is unknown; `from`, and the covering mount's `mount_path` and `volume_type`), `offline` (`HF_HUB_OFFLINE` is 1/true; null when unset), `prestop` (the `lifecycle.preStop` hook) and `prestop_seconds` (its `sleep` action or `sleep N`; null when it does not say), `drain_flag` and `drain_seconds` (vLLM `--shutdown-timeout`, Triton `--exit-timeout-secs`, when set), `grace_seconds` (the pod's, as written), `grace_effective` (30 when unset, Kubernetes' default; null when unrendered) and `drain_needs` (`prestop_seconds` + `drain_seconds`; null without a drain flag)"]
-    idle: Annotated[Any, "(fact) `forever` (the command is `sleep infinity`, `tail -f /dev/null` or a `while true; do sleep` loop), `sleep_seconds` (the longest `sleep N`, 0 when none) and `restarts` (the pod's restart policy is `Always` or unset, so a finished sleep starts again)"]
-
-
-class ContainerView(_ContainerFacts):
+class ContainerView(TypedDict):
     """A container (each entry of a pod's `containers` and `init_containers`)."""
 
     name: Annotated[Any, "the container's name"]
@@ -164,12 +157,8 @@ class ContainerView(_ContainerFacts):
     accelerators: Annotated[dict[str, int | None], "accelerator resource name (or `dra:CLASS`) to count"]
     gpus: Annotated[int | None, "accelerators of the container; null when unknown"]
     mounts: Annotated[list[Mount], "each volume mount"]
-    locations: Annotated[list[Location], "every location the container names"]
-    env_list: Annotated[list[EnvRecord], "one record per variable the container sets"]
     raw: Annotated[Raw, "the raw container"]
     key_paths: Annotated[KeyPaths, "`.` and `raw`: the container item; `env_entries`: name to the env entry's path"]
-    accelerator_mismatches: Annotated[list[AcceleratorMismatch], "(fact) accelerator requests whose limit"
-                                                                 " is missing or differs"]
 
 
 _WorkloadKeys = TypedDict("_WorkloadKeys", {
@@ -235,8 +224,6 @@ class PodView(_PodKeys, _PodOptional):
     replicas: Annotated[int | None, "pods made from this template (JobSet: replicas x parallelism); null when unknown"]
     gpus: Annotated[int | None, "accelerators per pod (sum over containers, init containers excluded); null when unknown"]
     has_gpu: Annotated[bool, "a container requests an accelerator"]
-    grace_seconds: Annotated[Any, "(fact) the pod spec's `terminationGracePeriodSeconds` and `activeDeadlineSeconds` as written; null when unset"]
-    active_deadline: Annotated[Any, "(fact) the pod spec's `terminationGracePeriodSeconds` and `activeDeadlineSeconds` as written; null when unset"]
     found_by: Annotated[str, "`table:...` or `walk` (above); `table:trainer.kubeflow.org/TrainJob+runtime` for merged pods"]
     embedded: Annotated[Any, "for a resource held in another (Katib's trialSpec): `path`, `kind`, `class` of the"
                              " inner resource; else null"]
@@ -261,9 +248,6 @@ class PodView(_PodKeys, _PodOptional):
     workload: Annotated[WorkloadSummary, "the workload's scalar fields"]
     key_paths: Annotated[KeyPaths, "`.`: the template (or inline pod spec); `spec`, `metadata`, `labels`,"
                                    " `annotations`; `volumes`: name to the volume item's path"]
-    spread: Annotated[Spread, "(fact) the topology keys this template's pods are spread over"]
-    restart_policy: Annotated[Any, "(fact) the effective `restartPolicy` as written: a Kubeflow replica"
-                                   " spec's own field first, then the pod spec's; null when neither is set"]
 
 
 class WorkloadView(WorkloadSummary):
@@ -275,18 +259,6 @@ class WorkloadView(WorkloadSummary):
     claim_templates: Annotated[list[Any], "the workload's `volumeClaimTemplates`"]
     resource: Annotated[Raw, "the raw resource"]
     key_paths: Annotated[KeyPaths, "`.` and `resource`: the resource; `labels`, `annotations`"]
-    gpu_pods: Annotated[int | None, "(fact) pods that request an accelerator, over all templates; null when a"
-                                    " count is unknown. KG401, KG402 and KG502 read *multi-pod GPU training*"
-                                    " as `gpu_pods > 1`, so a CPU launcher or Ray head beside one GPU pod"
-                                    " does not count"]
-    budgets: Annotated[list[WorkloadBudget], "(fact) the PodDisruptionBudgets (from the whole input) that"
-                                             " select any pod of the workload"]
-    elastic: Annotated[Elastic | None, "(fact) null unless the launch is elastic"]
-    autoscalers: Annotated[Any, "(fact) the HorizontalPodAutoscalers and KEDA ScaledObjects in the input whose `scaleTargetRef` names this workload (kind and name; a ScaledObject's kind defaults to Deployment; the namespaces must agree when both say one): `kind`, `name`, `min_replicas`, `max_replicas` as written (null when unset), `path`, `line`. The lookup is in `kubegap_lint/workloads/index.py`, like the budgets'"]
-    scaling: Annotated[Any, "(fact) `max`: the highest of `replicas` and every known autoscaler maximum (null when none is known); `floors`: one entry per autoscaler, `source` (for messages), `min`, `min_set`, `max`, `node`. From `autoscalers` (an HPA's unset `minReplicas` is 1, its documented default; a ScaledObject's unset bounds are unknown), a KServe InferenceService predictor (`minReplicas`, 1 when unset; `maxReplicas`) and each GPU worker group of a RayService under `enableInTreeAutoscaling` (`minReplicas`, `maxReplicas`)"]
-    kserve: Annotated[Any, "(fact) for an InferenceService predictor: `uri` (the `storageUri` of the predictor or its `model`), `downloads` (the storage initializer copies it into every pod at start: any URI but `pvc://` and `oci://`, which mount, and one whose `sourceModelUri` a LocalModelCache in the input caches on the nodes), `gpu` (the predictor, its model or a container asks for an accelerator), `node`; null for other kinds"]
-    owner_references: Annotated[Any, "(fact) the resource's `metadata.ownerReferences` (a list; empty when none)"]
-    batch: Annotated[Any, "(fact) for training workloads with an accelerator: `mpi` (an MPIJob, or `mpirun`/`mpiexec` in a command), `nccl_tests` (an nccl-tests `*_perf` binary in a command), `timeout` (the largest `-T`/`--timeout N` or `timeout N` wrapper in a command, in seconds; null when none), `deadline` (`source` and `value` of an `activeDeadlineSeconds` that bounds every GPU pod: the Job's, `runPolicy`'s, a CronJob's job template's, or on each GPU pod or its JobSet Job, or on an MPIJob's Launcher; null when none), `weakened` (`NAME=0` for `TORCH_NCCL_ASYNC_ERROR_HANDLING`, `NCCL_ASYNC_ERROR_HANDLING`, `TORCH_NCCL_ENABLE_MONITORING` set to 0 in a GPU pod), `many_ranks` (more than one GPU pod, or a pod with more than one GPU that runs a launcher, mpirun or nccl-tests); null otherwise"]
 
 
 # The tables of the reference, in order: (heading, type).
@@ -306,9 +278,17 @@ SECTIONS: list[tuple[str, type]] = [
 
 
 def fields_of(typed: type) -> dict[str, tuple[Any, str]]:
-    """Every key of a view type, in declaration order (bases first): its type and meaning."""
+    """Every key of a view type, in declaration order (bases first), then the registry's facts
+    of its level: its type and meaning ("(fact) ..." for a fact)."""
+    from kubegap_lint.workloads.facts import FACTS
+
     hints = typing.get_type_hints(typed, include_extras=True)
-    return {key: typing.get_args(hint)[:2] for key, hint in hints.items()}
+    found = {key: typing.get_args(hint)[:2] for key, hint in hints.items()}
+    level = {WorkloadView: "workload", PodView: "pod", ContainerView: "container"}.get(typed)
+    for fact in FACTS.values():
+        if fact.level == level:
+            found[fact.name] = (eval(fact.type, globals()), f"(fact) {fact.doc}")  # noqa: S307 - the registry's own text
+    return found
 
 
 def _type_text(hint: Any) -> str:
@@ -372,7 +352,8 @@ TrainJob's override of their job, else its `spec.trainer`. Policies do not read 
 expressions are located through them, and a raw manifest node a fact holds is found in the
 document (docs/writing-policies.md). `object` is a raw manifest node as written.
 
-Fields marked *(fact)* are resilience facts: `kubegap_lint/workloads/viewfacts.py` adds them to
+Fields marked *(fact)* are resilience facts, one registered function each in
+`kubegap_lint/workloads/facts/` (the rows below are generated from that registry), added to
 every view once it is built, for questions that JMESPath cannot answer cleanly (it has no
 variables, no parent reference and no arithmetic). Policies decide what a fact means; the facts
 only read the manifest.

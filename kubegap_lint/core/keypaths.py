@@ -1,4 +1,5 @@
-"""Key paths that views carry (`key_paths`), so a policy's `at:` names a manifest node.
+"""Key paths: where a node sits in a document. Views carry them (`key_paths`) so a policy's
+`at:` names a manifest node, and engine/locate.py follows them; both stages import them from here.
 
 A view's path is a tuple of keys and list indexes from the document's root, like the parser's
 (input/parse.py). A node that has no place of its own in the document, such as a TrainJob's pod
@@ -8,7 +9,8 @@ field below it locates there, and none is reported missing.
 
 from __future__ import annotations
 
-from kubegap_lint.input.parse import KeyPath
+# A key path inside a document: mapping keys (str) and list indexes (int), from the root.
+KeyPath = tuple[str | int, ...]
 
 
 class Pinned(tuple):  # type: ignore[type-arg]
