@@ -195,20 +195,30 @@ def test_every_fix_on_the_whole_corpus_is_sound() -> None:
     assert {"KG301", "KG501", "KG503"} <= set(outcome["applied"])
 
 
-def test_the_servers_plug_point_suggests_each_findings_fix_from_the_json(tmp_path: Path) -> None:
+def test_the_servers_plug_point_gives_each_findings_fix_from_the_json(tmp_path: Path) -> None:
     from kubegap_lint.serve import fixes
 
     path = _copy(tmp_path, "KG503-deployment")
-    report = json.loads(run_cli("lint", "--no-config", "--format", "json", str(path)).stdout)
+    report = json.loads(run_cli("lint", "--no-config", "--show-fixes", "--format", "json", str(path)).stdout)
     text = path.read_text()
     everything = fixes.suggest(str(path), text, report["findings"])
     assert [(s["rule"], s["applicability"]) for s in everything] == [("KG501", "unsafe"), ("KG503", "safe"),
                                                                      ("KG503", "safe")]
+    assert [s["edits"] for s in everything] == [f["fix"]["edits"] for f in report["findings"]]
     suggested = everything[1:]
     assert all(s["diff"].startswith(f"--- {path}") for s in suggested)
     assert suggested[0]["fingerprint"] == report["findings"][1]["fingerprint"]
     assert "+          limits:\n+            nvidia.com/gpu: 1\n" in suggested[0]["diff"]
-    assert not fixes.available()  # the servers register their fix features once they call suggest()
+    assert fixes.available()  # the servers register suggest_fixes and the code actions
+
+
+def test_show_fixes_on_stdin_gives_the_fixes(tmp_path: Path) -> None:
+    path = _copy(tmp_path, "KG503-deployment")
+    piped = json.loads(run_cli("lint", "--no-config", "--show-fixes", "--format", "json", "--stdin-filename",
+                               "x.yaml", "-", stdin=path.read_bytes()).stdout)
+    named = json.loads(run_cli("lint", "--no-config", "--show-fixes", "--format", "json", str(path)).stdout)
+    assert [f["fix"] for f in piped["findings"]] == [f["fix"] for f in named["findings"]]
+    assert all(f["fix"] for f in piped["findings"])
 
 
 def test_json_with_fixes_matches_the_output_schema(tmp_path: Path) -> None:

@@ -19,6 +19,8 @@ from lsprotocol import types  # noqa: E402
 from pygls.lsp.client import LanguageClient  # noqa: E402
 from pygls.uris import from_fs_path  # noqa: E402
 
+FIX_ALL = "source.fixAll.kubegap-lint"
+KG503_FIXTURE = Path(__file__).parent / "fixtures" / "autofix" / "KG503-deployment.input.yaml"
 GPU_JOB = EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml"
 WAIT = 60  # seconds for a lint's diagnostics on a loaded machine
 
@@ -36,11 +38,12 @@ class Editor:
             self.published.setdefault(params.uri, []).append(params)
             self.arrived.set()
 
-    async def start(self, root: Path) -> types.InitializeResult:
+    async def start(self, root: Path, capabilities: types.ClientCapabilities | None = None) -> types.InitializeResult:
         env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         await self.client.start_io(sys.executable, "-m", "kubegap_lint", "server", cwd=str(root), env=env)
         result = await self.client.initialize_async(types.InitializeParams(
-            capabilities=types.ClientCapabilities(), root_uri=from_fs_path(str(root)), process_id=os.getpid()))
+            capabilities=capabilities or types.ClientCapabilities(), root_uri=from_fs_path(str(root)),
+            process_id=os.getpid()))
         self.client.initialized(types.InitializedParams())
         return result
 
@@ -118,7 +121,7 @@ def test_diagnostics_equal_the_cli_and_follow_changes(tmp_path: Path) -> None:
 
     init, first, second = _run(session())
     assert init.server_info.name == "kubegap-lint"
-    assert init.capabilities.code_action_provider is None  # quick fixes wait for the autofix (serve/fixes.py)
+    assert set(init.capabilities.code_action_provider.code_action_kinds) == {types.CodeActionKind.QuickFix, FIX_ALL}
     assert _seen(first) == expected_before
     assert (first.version, second.version) == (1, 3)
     assert _seen(second) == expected_after
@@ -157,3 +160,74 @@ def test_not_a_manifest_and_a_broken_configuration(tmp_path: Path) -> None:
         ("input-error", types.DiagnosticSeverity.Error, 0)]
     assert "KG999" in bad.diagnostics[0].message
     assert bad.diagnostics[0].message.startswith("not linted: configuration: ")
+
+
+def _apply(text: str, edit: types.WorkspaceEdit, version: int) -> str:
+    """Apply a WorkspaceEdit as an editor does: every range on the original text (ASCII here, so
+    UTF-16 units are characters), on the document version it names."""
+    (change,) = edit.document_changes
+    assert change.text_document.version == version
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def offset(position: types.Position) -> int:
+        return min(starts[min(position.line, len(starts) - 1)] + position.character, len(text))
+
+    for text_edit in sorted(change.edits, key=lambda e: offset(e.range.start), reverse=True):
+        text = text[:offset(text_edit.range.start)] + text_edit.new_text + text[offset(text_edit.range.end):]
+    return text
+
+
+def _actions(editor: Editor, uri: str, diagnostics: list[types.Diagnostic], only: list[str]) -> Any:
+    whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
+    return editor.client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=diagnostics[0].range if diagnostics else whole,
+        context=types.CodeActionContext(diagnostics=diagnostics, only=only)))
+
+
+def test_quick_fix_and_fix_all_from_the_autofix(tmp_path: Path) -> None:
+    manifest = tmp_path / "app.yaml"
+    text = KG503_FIXTURE.read_text()
+    manifest.write_text(text)
+    capabilities = types.ClientCapabilities(workspace=types.WorkspaceClientCapabilities(
+        workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True)))
+
+    async def session() -> tuple[Any, ...]:
+        editor = Editor()
+        await editor.start(tmp_path, capabilities)
+        try:
+            uri = _open(editor, manifest, text)
+            first = await editor.next_for(uri, 1)
+            kg503 = next(d for d in first.diagnostics if d.code == "KG503")
+            kg501 = next(d for d in first.diagnostics if d.code == "KG501")
+            quick = await _actions(editor, uri, [kg503, kg501], [types.CodeActionKind.QuickFix])
+            fix_all = await _actions(editor, uri, [], [types.CodeActionKind.SourceFixAll])
+            fixed = _apply(text, quick[0].edit, 1)
+            editor.client.text_document_did_change(types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)]))
+            stale = await _actions(editor, uri, [kg503], [types.CodeActionKind.QuickFix])  # not linted yet
+            second = await editor.next_for(uri, 2)
+            return first, kg503, quick, fix_all, fixed, stale, second
+        finally:
+            await editor.stop()
+
+    first, kg503, quick, fix_all, fixed, stale, second = _run(session())
+    assert kg503.data["rule"] == "KG503" and kg503.data["key_path"]  # what maps the request to the fix
+    assert [(a.kind, a.is_preferred, a.diagnostics[0].code) for a in quick] == [
+        (types.CodeActionKind.QuickFix, True, "KG503"), (types.CodeActionKind.QuickFix, False, "KG501")]
+    assert "unsafe" in quick[1].title and "unsafe" not in quick[0].title
+    assert fixed != text and "nvidia.com/gpu: 1" in fixed.split("limits:")[1]
+    assert list(stale) == []  # the document changed since its lint: no edit on an old version
+    assert second.version == 2
+    still = [(d.code, d.range.start.line) for d in second.diagnostics]
+    assert ("KG503", kg503.range.start.line) not in still  # the fixed finding is gone...
+    assert len([c for c, _ in still if c == "KG503"]) == 1 and ("KG501", 14) in still  # ...the others stay
+    assert [(a.kind, a.title) for a in fix_all] == [(FIX_ALL, "kubegap-lint: fix all safe fixes in the file")]
+    copy = tmp_path / "cli" / "app.yaml"
+    copy.parent.mkdir()
+    copy.write_text(text)
+    run_cli("lint", "--fix", "--no-repo-facts", str(copy), cwd=tmp_path)
+    assert copy.read_text() != text and "dshm" not in copy.read_text()  # the safe fixes only
+    assert _apply(text, fix_all[0].edit, 1) == copy.read_text()

@@ -20,7 +20,9 @@ from mcp.client import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 GPU_JOB = EXAMPLES / "KG201-training-checkpoint-volume" / "bad-job-no-volumes.yaml"
-TOOLS = {"lint_manifests", "render_and_lint_chart", "list_rules", "explain_rule"}
+TOOLS = {"lint_manifests", "render_and_lint_chart", "list_rules", "explain_rule", "suggest_fixes"}
+KG503_EXAMPLE = "examples/KG503-gpu-request-limit-mismatch/bad-request-without-limit.yaml"
+FIXTURES = Path(__file__).parent / "fixtures" / "autofix"
 
 
 def _params(root: Path, *extra: str) -> StdioServerParameters:
@@ -60,7 +62,7 @@ def _all_findings(root: Path, arguments: dict[str, Any], tool: str = "lint_manif
 
 def test_tools_are_listed_with_schemas_and_read_only_annotations() -> None:
     tools, _ = _session(REPO, [])
-    assert {tool.name for tool in tools.tools} == TOOLS  # suggest_fixes waits for the autofix (serve/fixes.py)
+    assert {tool.name for tool in tools.tools} == TOOLS
     for tool in tools.tools:
         annotations = tool.annotations
         assert (annotations.read_only_hint, annotations.destructive_hint, annotations.idempotent_hint,
@@ -71,6 +73,9 @@ def test_tools_are_listed_with_schemas_and_read_only_annotations() -> None:
     lint = next(tool for tool in tools.tools if tool.name == "lint_manifests")
     assert set(lint.input_schema["properties"]) == {"text", "paths", "filename", "select", "ignore", "offset", "limit"}
     assert set(lint.output_schema["required"]) >= {"findings", "total", "next_offset", "errors", "exit_code"}
+    fix = next(tool for tool in tools.tools if tool.name == "suggest_fixes")
+    assert set(fix.input_schema["properties"]) == {"text", "path", "filename", "unsafe", "select", "ignore"}
+    assert set(fix.output_schema["required"]) >= {"path", "fixes", "diff", "unsafe_not_in_diff"}
 
 
 def test_lint_manifests_on_examples_equals_the_cli_json_paged() -> None:
@@ -121,6 +126,47 @@ def test_render_and_lint_chart_equals_the_cli() -> None:
     assert findings  # the example chart has findings
 
 
+def test_suggest_fixes_gives_the_cli_diff_and_writes_nothing() -> None:
+    example = REPO / KG503_EXAMPLE
+    before = example.read_bytes()
+    _, (by_path, by_text) = _session(REPO, [
+        ("suggest_fixes", {"path": KG503_EXAMPLE}),
+        ("suggest_fixes", {"text": before.decode(), "filename": KG503_EXAMPLE}),
+    ])
+    cli = run_cli("lint", "--diff", KG503_EXAMPLE, cwd=REPO)
+    assert cli.returncode == 1 and b"+              nvidia.com/gpu: 1\n" in cli.stdout
+    for result in (by_path, by_text):
+        assert not result.is_error, result.content
+        got = result.structured_content
+        assert got["diff"] == cli.stdout.decode()
+        assert (got["path"], got["exit_code"], got["errors"]) == (KG503_EXAMPLE, 1, [])
+        assert [(f["rule"], f["applicability"], f["line"]) for f in got["fixes"]] == [("KG503", "safe", 21)]
+        assert got["fixes"][0]["diff"] == got["diff"]  # one fix: its own diff is the file's
+    assert example.read_bytes() == before
+
+
+def test_suggest_fixes_lists_unsafe_fixes_and_diffs_them_when_asked(tmp_path: Path) -> None:
+    (tmp_path / "deploy").mkdir()
+    manifest = tmp_path / "deploy" / "app.yaml"
+    manifest.write_bytes((FIXTURES / "KG503-deployment.input.yaml").read_bytes())
+    before = manifest.read_bytes()
+    _, (safe, unsafe) = _session(tmp_path, [("suggest_fixes", {"path": "deploy/app.yaml"}),
+                                            ("suggest_fixes", {"path": "deploy/app.yaml", "unsafe": True})])
+    report = json.loads(run_cli("lint", "--format", "json", "--show-fixes", "deploy/app.yaml", cwd=tmp_path).stdout)
+    expected = [(f["rule"], f["fingerprint"], f["fix"]["applicability"], f["fix"]["description"], f["fix"]["edits"])
+                for f in report["findings"] if f["fix"]]
+    assert [r for r, *_ in expected] == ["KG501", "KG503", "KG503"]
+    for result, flags in ((safe, ()), (unsafe, ("--unsafe-fixes",))):
+        got = result.structured_content
+        assert [(f["rule"], f["fingerprint"], f["applicability"], f["description"], f["edits"])
+                for f in got["fixes"]] == expected
+        assert got["diff"] == run_cli("lint", "--diff", *flags, "deploy/app.yaml", cwd=tmp_path).stdout.decode()
+    assert safe.structured_content["unsafe_not_in_diff"] == 1 and unsafe.structured_content["unsafe_not_in_diff"] == 0
+    assert "+      - name: dshm\n" not in safe.structured_content["diff"]
+    assert "+      - name: dshm\n" in unsafe.structured_content["diff"]
+    assert manifest.read_bytes() == before
+
+
 def _symlinked_root(tmp_path: Path) -> Path:
     root = tmp_path / "work"
     (root / "deploy").mkdir(parents=True)
@@ -138,6 +184,9 @@ def test_paths_outside_the_workspace_are_refused(tmp_path: Path) -> None:
     _, results = _session(root, [("lint_manifests", {"paths": p}) for p in refused] + [
         ("lint_manifests", {"text": "a: 1", "filename": "/etc/passwd"}),
         ("render_and_lint_chart", {"chart": "../secret"}),
+        ("suggest_fixes", {"path": "../secret/job.yaml"}),
+        ("suggest_fixes", {"path": "link/job.yaml"}),
+        ("suggest_fixes", {"text": "a: 1", "filename": "../secret/job.yaml"}),
         ("lint_manifests", {"paths": ["."], "select": ["KG201"]}),
         ("lint_manifests", {"paths": [str(root / "deploy" / "job.yaml")], "select": ["KG201"]}),
     ])
@@ -172,6 +221,10 @@ def test_bad_arguments_are_tool_errors_and_the_server_goes_on() -> None:
         ("explain_rule", {"rule": "no-such-rule"}),
         ("explain_rule", {}),
         ("render_and_lint_chart", {"chart": "examples/helm/gpu-train", "set": ["no-equals-sign"]}),
+        ("suggest_fixes", {}),
+        ("suggest_fixes", {"path": "examples"}),
+        ("suggest_fixes", {"path": KG503_EXAMPLE, "unsafe": "maybe"}),
+        ("suggest_fixes", {"path": KG503_EXAMPLE, "select": ["KG999"]}),
         ("no_such_tool", {}),
         ("list_rules", {}),
     ])
@@ -184,6 +237,10 @@ def test_bad_arguments_are_tool_errors_and_the_server_goes_on() -> None:
     assert "no YAML document" in messages[6]
     assert "unknown rule 'no-such-rule'" in messages[7]
     assert "KEY=VALUE" in messages[9] or "Helm engine" in messages[9]
+    assert "either text or path" in messages[10]
+    assert "examples is not a file" in messages[11]
+    assert "valid boolean" in messages[12]
+    assert "KG999" in messages[13]
     assert results[-1].structured_content["rules"]  # still serving
 
 

@@ -55,7 +55,7 @@ def fix_options(command: Any) -> Any:
 
 def capture_stdin(paths: tuple[str, ...], fixing: FixChoices) -> bytes | None:
     """Piped input read once, so that it can be linted, fixed and linted again."""
-    if not (fixing.fix or fixing.diff) or "-" not in paths:
+    if not fixing.active or "-" not in paths:  # --show-fixes too: the fixes are computed on its text
         return None
     if fixing.fix and len(paths) > 1:
         fail("--fix - takes no other path: the fixed stream goes to standard output")

@@ -26,6 +26,7 @@ class Linted:
     errors: list[InputError]  # what could not be judged, shown as errors too
     policies: dict[str, Any]  # by id, for the docs link of each finding's rule
     incidents: dict[str, Any]  # the catalog's evidence, by id
+    params: dict[str, Any]  # the rules' parameters, for the fixes (serve/fixes.py)
 
 
 def holds_manifests(path: str, text: str) -> bool:
@@ -57,12 +58,13 @@ class DocumentLinter:
             catalog = self._catalogs[dirs]
             check_rule_names(resolved, catalog)
         except KubegapError as exc:  # a broken configuration: said on the document, not hidden
-            return Linted([], [InputError(path, f"configuration: {' '.join(str(exc).split())}", 1, 1)], {}, {})
+            return Linted([], [InputError(path, f"configuration: {' '.join(str(exc).split())}", 1, 1)], {}, {}, {})
         linter = Linter(resolved.settings, catalog=catalog)
         result = linter.lint_texts([(os.path.relpath(path) if _below_cwd(path) else path, text)])
         findings = [f for f in result.iter_findings() if f.suppression is None]
         result.store.close()
-        return Linted(findings, list(result.errors), {p.id: p for p in catalog.policies}, catalog.incidents)
+        return Linted(findings, list(result.errors), {p.id: p for p in catalog.policies}, catalog.incidents,
+                      linter.params)
 
 
 def _below_cwd(path: str) -> bool:

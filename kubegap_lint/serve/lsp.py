@@ -4,8 +4,9 @@ findings as diagnostics while a manifest is edited.
 Diagnostics come on open and save at once, and on change after a short pause (typing does not
 start a lint a keystroke). Each has the rule id as its code, a link to the rule's docs (the
 URL SARIF's helpUri gives), the range of the node, and the rule's evidence as related
-information. The configuration is found from the file as the CLI finds it. Code actions (a
-quick fix a finding, fix-all a file) are offered once `serve/fixes.py` has fixes (issue 32).
+information, and `data` that finds its finding again for a code action. The configuration is
+found from the file as the CLI finds it. Code actions come from the autofix (serve/actions.py):
+a quick fix per finding that has one, and "fix all safe" for the file.
 Imported only by the `server` subcommand.
 """
 
@@ -21,6 +22,7 @@ from pygls.uris import to_fs_path
 from kubegap_lint import __version__
 from kubegap_lint.core.model import Finding, InputError, Severity
 from kubegap_lint.serve import fixes
+from kubegap_lint.serve.actions import FIX_ALL, Snapshot, code_actions, finding_data
 from kubegap_lint.serve.documents import DocumentLinter, Linted, holds_manifests
 from kubegap_lint.serve.rules import docs_url
 
@@ -63,8 +65,7 @@ def finding_diagnostic(finding: Finding, lines: list[str], linted: Linted) -> ty
         severity=SEVERITY[finding.severity], code=finding.rule_id, source=SOURCE,
         code_description=types.CodeDescription(href=url) if url else None,
         related_information=related or None,
-        # What a fix needs to find the node again (serve/fixes.py): its key path in the document.
-        data={"key_path": list(finding.key_path), "document": finding.document_index, "missing": finding.missing},
+        data=finding_data(finding),  # a code action's way back to the finding and its fix
     )
 
 
@@ -80,24 +81,27 @@ class KubegapLanguageServer(LanguageServer):
         super().__init__(SOURCE, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
         self.linter = DocumentLinter()
         self.pending: dict[str, asyncio.Task[None]] = {}
+        self.snapshots: dict[str, Snapshot] = {}  # each document as last published: its code actions
         # One lint at a time, off the event loop: the server keeps reading messages meanwhile.
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kubegap-lint")
 
-    def diagnostics(self, uri: str) -> tuple[int | None, list[types.Diagnostic]] | None:
+    def diagnostics(self, uri: str) -> tuple[Snapshot, list[types.Diagnostic]] | None:
         document = self.workspace.get_text_document(uri)
         path = to_fs_path(uri)
+        snapshot = Snapshot(uri, document.version, document.source, [], {})
         if path is None or not holds_manifests(path, document.source):
-            return document.version, []
+            return snapshot, []
         lines = document.source.splitlines()
         try:
             linted = self.linter.lint(path, document.source)
         except Exception as exc:  # noqa: BLE001 - a bug met by one document: said on it, the server goes on
             error = InputError(path, f"internal error: {type(exc).__name__}: {exc} (please report this with the"
                                      " file that caused it)", 1, 1)
-            return document.version, [error_diagnostic(error, lines)]
+            return snapshot, [error_diagnostic(error, lines)]
         found = [finding_diagnostic(f, lines, linted) for f in linted.findings]
         found += [error_diagnostic(e, lines) for e in linted.errors]
-        return document.version, found
+        snapshot.findings, snapshot.params = linted.findings, linted.params
+        return snapshot, found
 
     async def publish(self, uri: str, delay: float = 0.0) -> None:
         if delay:
@@ -106,12 +110,13 @@ class KubegapLanguageServer(LanguageServer):
         outcome = await loop.run_in_executor(self.executor, self.diagnostics, uri)
         if outcome is None:
             return
-        version, found = outcome
+        snapshot, found = outcome
         current = self.workspace.get_text_document(uri).version
-        if version != current:  # changed while it was linted: the next lint will say
+        if snapshot.version != current:  # changed while it was linted: the next lint will say
             return
+        self.snapshots[uri] = snapshot
         self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=found))
+            types.PublishDiagnosticsParams(uri=uri, version=snapshot.version, diagnostics=found))
 
     def schedule(self, uri: str, delay: float) -> None:
         previous = self.pending.pop(uri, None)
@@ -143,13 +148,19 @@ def build() -> KubegapLanguageServer:
         pending = ls.pending.pop(uri, None)
         if pending is not None:
             pending.cancel()
+        ls.snapshots.pop(uri, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
-    if fixes.available():  # issue 32: quick fix a finding, fix-all a file (serve/fixes.py)
+    if fixes.available():  # the autofix (issue 32): quick fix a finding, fix-all a file
         @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
-            code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll]))
-        def code_actions(ls: KubegapLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-            return []
+            code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]))
+        def actions(ls: KubegapLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+            uri = params.text_document.uri
+            snapshot = ls.snapshots.get(uri)
+            document = ls.workspace.get_text_document(uri)
+            if snapshot is None or snapshot.version != document.version:
+                return []  # not linted as it is now: the lint after the pause offers the actions
+            return code_actions(snapshot, params)
 
     return server
 

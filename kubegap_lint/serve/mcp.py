@@ -8,7 +8,8 @@ workspace and the built-in catalog, writes nothing and reaches no network):
 - `render_and_lint_chart`: a chart in the workspace rendered with values files and --set
   values, then linted (needs the Helm engine, `kubegap-lint[helm]`).
 - `list_rules`, `explain_rule`: the catalog, with each rule's evidence and docs link.
-- `suggest_fixes`: registered by `serve/fixes.py` once the autofix exists (issue 32).
+- `suggest_fixes`: the autofix (issue 32) for one file or YAML text: each finding's fix and the
+  unified diff `kubegap-lint --diff` prints; proposed only, the server writes no file.
 
 The workspace root is the folder the server started in, or `--root`; a path outside it (by
 `..`, an absolute path or a symbolic link) is refused. A wrong argument is a tool error
@@ -79,6 +80,32 @@ class RuleExplained(RuleSummary):
     evidence: list[Evidence] = Field(description="The public incidents behind the rule.")
 
 
+class FindingFix(BaseModel):
+    """One finding's fix, as the JSON report's `fix` (docs/autofix.md)."""
+
+    rule: str
+    fingerprint: str | None
+    line: int | None
+    column: int | None
+    message: str | None
+    applicability: str = Field(description="safe, unsafe (chooses a value for you) or none (no edit: says why).")
+    description: str
+    evidence: list[str] = Field(description="Catalog evidence ids behind the values the fix writes.")
+    edits: list[dict[str, Any]] = Field(
+        description="Text edits: start and end (1-based line and column, the end exclusive) and the new text.")
+    diff: str = Field(description="The unified diff of this fix alone (empty without edits).")
+
+
+class FixSuggestions(BaseModel):
+    path: str = Field(description="The file as linted (relative to the workspace root).")
+    fixes: list[FindingFix] = Field(description="Each finding that has a fix, in the report's order.")
+    diff: str = Field(description="One unified diff of the safe fixes (and the unsafe ones with unsafe=true),"
+                                  " as `kubegap-lint --diff` prints it; empty when nothing would change.")
+    unsafe_not_in_diff: int = Field(description="Unsafe fixes with edits left out of the diff (pass unsafe=true).")
+    errors: list[dict[str, Any]] = Field(description="Inputs that could not be linted: no fix is proposed for them.")
+    exit_code: int = Field(description="The lint's exit code: 0 clean, 1 findings, 2 an input not linted.")
+
+
 Names = Annotated[list[str], Field(description="Rule ids or names (e.g. KG201, training-checkpoint-volume).")]
 Offset = Annotated[int, Field(ge=0, description="The first finding to return (0-based).")]
 Limit = Annotated[int, Field(ge=1, le=runs.MAX_LIMIT, description="At most this many findings.")]
@@ -96,7 +123,8 @@ def build(root: str) -> MCPServer:
     calls = _Calls(workspace)
     _add_lint_tools(server, calls)
     _add_rule_tools(server, workspace)
-    _add_fix_tools(server)
+    if fixes.available():
+        _add_fix_tools(server, calls)
     return server
 
 
@@ -107,12 +135,20 @@ class _Calls:
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
 
-    def page(self, args: list[str], offset: int, limit: int, stdin: str | None = None) -> LintPage:
+    def report(self, args: list[str], stdin: str | None = None) -> dict[str, Any]:
         try:
-            report = runs.run_json(self.workspace.root, args, stdin)
+            return runs.run_json(self.workspace.root, args, stdin)
         except KubegapError as exc:
             raise ToolError(str(exc)) from None
-        got = runs.page(report, offset, limit)
+
+    def diff(self, args: list[str], stdin: str | None = None) -> str:
+        try:
+            return runs.run_diff(self.workspace.root, args, stdin)
+        except KubegapError as exc:
+            raise ToolError(str(exc)) from None
+
+    def page(self, args: list[str], offset: int, limit: int, stdin: str | None = None) -> LintPage:
+        got = runs.page(self.report(args, stdin), offset, limit)
         return LintPage(findings=got.findings, total=got.total, offset=got.offset, next_offset=got.next_offset,
                         summary=got.summary, errors=got.errors, exit_code=got.exit_code)
 
@@ -204,13 +240,53 @@ def _add_rule_tools(server: MCPServer, workspace: Workspace) -> None:
         return RuleExplained(**rule_details(policy, catalog))
 
 
-def _add_fix_tools(server: MCPServer) -> None:
-    """suggest_fixes, once the autofix exists."""
-    if fixes.available():  # issue 32: the autofix's diff, proposed only (serve/fixes.py)
-        @server.tool(title="Suggest fixes", annotations=READ_ONLY)
-        def suggest_fixes(path: Annotated[str, Field(description="A manifest inside the workspace.")]) -> Any:
-            """The edits that fix the findings in a file, as a diff; nothing is written."""
-            raise ToolError("not built yet")
+def _add_fix_tools(server: MCPServer, calls: _Calls) -> None:
+    """suggest_fixes: the autofix's fixes and diff (serve/fixes.py), proposed, never written."""
+
+    @server.tool(title="Suggest fixes", annotations=READ_ONLY)
+    def suggest_fixes(
+        text: Annotated[str | None, Field(description="YAML manifests to fix (one or more documents).")] = None,
+        path: Annotated[str | None, Field(description="A manifest file inside the workspace.")] = None,
+        filename: Annotated[str | None, Field(
+            description="With text: the workspace file the text stands for (configuration is found from it)."
+        )] = None,
+        unsafe: Annotated[bool, Field(
+            description="Also the unsafe fixes in the diff: those that choose a value for you.")] = False,
+        select: Names | None = None, ignore: Names | None = None,
+    ) -> FixSuggestions:
+        """The fixes of the findings in one manifest file (or YAML text): each finding's fix (what it
+        does, safe or unsafe, its text edits) and one unified diff of the safe fixes, the one
+        `kubegap-lint --diff` prints (with unsafe=true, `--diff --unsafe-fixes`). Nothing is
+        written: apply the diff yourself."""
+        if (text is None) == (path is None):
+            raise ToolError("give either text or path (one of them, not both)")
+        selection = calls.selection(select or [], ignore or [])
+        if text is not None:
+            name = calls.inside(filename) if filename else TEXT_NAME
+            source, target = text, ["--stdin-filename", name, "--", "-"]
+        else:
+            name = calls.inside(path or "")
+            source = _read_manifest(os.path.join(calls.workspace.root, name), name)
+            target = ["--", name]
+        stdin = text
+        report = calls.report(["lint", "--format", "json", "--no-color", "--show-fixes", *selection, *target], stdin)
+        diff = calls.diff([*(["--unsafe-fixes"] if unsafe else []), *selection, *target], stdin)
+        found = [FindingFix(**entry) for entry in fixes.suggest(name, source, report.get("findings", []))]
+        left = sum(1 for f in found if f.applicability == "unsafe" and f.edits) if not unsafe else 0
+        return FixSuggestions(path=name, fixes=found, diff=diff, unsafe_not_in_diff=left,
+                              errors=report.get("errors", []), exit_code=report["exit_code"])
+
+
+def _read_manifest(full: str, name: str) -> str:
+    if not os.path.isfile(full):
+        raise ToolError(f"{name} is not a file: suggest_fixes takes one manifest file")
+    try:
+        with open(full, "rb") as handle:
+            return handle.read().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{name} is not UTF-8: it is never edited") from None
+    except OSError as exc:
+        raise ToolError(f"cannot read {name}: {exc.strerror or exc}") from None
 
 
 def serve(root: str) -> None:

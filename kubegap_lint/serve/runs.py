@@ -46,24 +46,40 @@ def selection_args(select: list[str], ignore: list[str]) -> list[str]:
     return args
 
 
-def run_json(root: str, args: list[str], stdin: str | None = None) -> dict[str, Any]:
-    """The JSON report of `kubegap-lint ARGS` run at `root`; an error when there is none."""
+def _run(root: str, args: list[str], stdin: str | None) -> subprocess.CompletedProcess[bytes]:
     command = [sys.executable, "-m", "kubegap_lint", *args]
     try:
-        proc = subprocess.run(command, cwd=root, input=(stdin or "").encode("utf-8", "surrogateescape"),
+        return subprocess.run(command, cwd=root, input=(stdin or "").encode("utf-8", "surrogateescape"),
                               capture_output=True, timeout=RUN_SECONDS, check=False)
     except subprocess.TimeoutExpired:
         raise RunFailed(f"the lint took longer than {RUN_SECONDS} s and was stopped") from None
     except OSError as exc:
         raise RunFailed(f"cannot start the linter: {exc.strerror or exc}") from None
+
+
+def _failure(proc: subprocess.CompletedProcess[bytes]) -> RunFailed:
+    lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    message = lines[-1] if lines else f"the linter exited with {proc.returncode} and no report"
+    return RunFailed(message.removeprefix("kubegap-lint: "))
+
+
+def run_diff(root: str, args: list[str], stdin: str | None = None) -> str:
+    """What `kubegap-lint --diff ARGS` prints at `root` (exit 0 or 1); an error otherwise."""
+    proc = _run(root, ["lint", "--diff", *args], stdin)
+    if proc.returncode not in (0, 1):
+        raise _failure(proc)
+    return proc.stdout.decode("utf-8", "surrogateescape")
+
+
+def run_json(root: str, args: list[str], stdin: str | None = None) -> dict[str, Any]:
+    """The JSON report of `kubegap-lint ARGS` run at `root`; an error when there is none."""
+    proc = _run(root, args, stdin)
     try:
         report = json.loads(proc.stdout) if proc.stdout.strip() else None
     except ValueError:
         report = None
     if not isinstance(report, dict):
-        lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        message = lines[-1] if lines else f"the linter exited with {proc.returncode} and no report"
-        raise RunFailed(message.removeprefix("kubegap-lint: "))
+        raise _failure(proc)
     report["exit_code"] = proc.returncode
     return report
 
