@@ -19,7 +19,9 @@ from kubegap_lint.fix.model import Edit, LineMap
 
 FIXTURES = Path(__file__).parent / "fixtures" / "autofix"
 CASES = sorted(p.name.removesuffix(".input.yaml") for p in FIXTURES.glob("*.input.yaml"))
-SAFE_RULES = {"KG301", "KG306", "KG307", "KG503"}  # KG302's heartbeat value is the user's choice
+SAFE_RULES = {"KG301", "KG306", "KG307", "KG406", "KG407", "KG503"}  # KG302's heartbeat value is the user's choice
+# KG405 is safe as a new podFailurePolicy, unsafe when it joins rules the user wrote (their order counts).
+SAFE_CASES = {"KG405-job-jobset"}
 
 
 def _copy(tmp_path: Path, case: str) -> Path:
@@ -53,7 +55,7 @@ def test_safe_fixes_alone_apply_only_the_safe_rules(tmp_path: Path, case: str) -
     path = _copy(tmp_path, case)
     code, _, err = _fix(path)
     rule = case.split("-")[0]
-    if rule in SAFE_RULES:
+    if rule in SAFE_RULES or case in SAFE_CASES:
         assert path.read_bytes() == (FIXTURES / f"{case}.fixed.yaml").read_bytes()
         assert code == 0
     else:
@@ -367,3 +369,71 @@ def test_a_document_that_starts_on_the_marker_line_is_found_by_its_line() -> Non
 
     yfile = YamlFile("a: {b: 1}\n--- {c: 2}\n")
     assert yfile.document_at(2) is yfile.documents[1]
+
+
+def _fixes_of(path: Path, rules: str) -> list[dict]:
+    run = run_cli("lint", "--no-config", "--select", rules, "--show-fixes", "--format", "json", str(path))
+    return [finding["fix"] for finding in json.loads(run.stdout)["findings"]]
+
+
+def test_no_startup_probe_without_a_handler_to_copy(tmp_path: Path) -> None:
+    """Must-not (KG205): a liveness probe with no handler gives nothing to check the start with."""
+    path = tmp_path / "vllm.yaml"
+    text = (FIXTURES / "KG205-deployment.input.yaml").read_text().split("---")[0]
+    path.write_text(text.replace("          httpGet:\n            path: /health\n            port: http   # the named port\n",
+                                 ""))
+    (fix,) = _fixes_of(path, "KG205")
+    assert fix["edits"] == [] and fix["description"].startswith("no edit: the liveness probe has no handler")
+    run_cli("lint", "--no-config", "--select", "KG205", "--fix", "--unsafe-fixes", str(path))
+    assert path.read_text() == text.replace("          httpGet:\n            path: /health\n"
+                                            "            port: http   # the named port\n", "")
+
+
+def test_no_rolling_update_beside_a_written_rolling_update_block(tmp_path: Path) -> None:
+    """Must-not (KG107): Recreate beside a rollingUpdate (which the API refuses) is left to the user."""
+    path = tmp_path / "tgi.yaml"
+    text = (FIXTURES / "KG107-deployment-lws.input.yaml").read_text().split("---")[0]
+    text = text.replace("{type: Recreate}", "{type: Recreate, rollingUpdate: {maxSurge: 1}}")
+    path.write_text(text)
+    (fix,) = _fixes_of(path, "KG107")
+    assert fix["edits"] == [] and "rollingUpdate is written beside Recreate" in fix["description"]
+
+
+def test_the_disruption_and_replacement_fixes_share_the_replacement_edit(tmp_path: Path) -> None:
+    """KG405 on a Job with early replacement written out turns it to Failed, the edit KG407 makes:
+    written once, and the Job validates (a podFailurePolicy allows only Failed)."""
+    import kubernetes_validate
+    from ruamel.yaml import YAML
+
+    path = tmp_path / "sft.yaml"
+    text = (FIXTURES / "KG405-cronjob-rules.input.yaml").read_text().split("---\n", 1)[1]
+    path.write_text(text.replace("  parallelism: 2\n", "  completionMode: Indexed\n  parallelism: 2\n", 1))
+    assert sorted(f["applicability"] for f in _fixes_of(path, "KG405,KG407")) == ["safe", "unsafe"]
+    run = run_cli("lint", "--no-config", "--select", "KG405,KG407", "--fix", "--unsafe-fixes", str(path))
+    fixed = path.read_text()
+    assert run.returncode == 0 and fixed.count("podReplacementPolicy: Failed") == 1
+    assert "podReplacementPolicy: TerminatingOrFailed" not in fixed
+    kubernetes_validate.validate(YAML(typ="safe", pure=True).load(fixed), "1.33.0", strict=True)
+
+
+def test_the_new_rules_fixes_name_their_evidence_and_the_user_decides_placement(tmp_path: Path) -> None:
+    for case, evidence in [("KG406-lws", "lws-restart-policy"), ("KG407-job-cronjob", "k8s-pod-replacement-policy"),
+                           ("KG405-job-jobset", "k8s-job-pod-failure-policy"),
+                           ("KG205-deployment", "kserve-liveness-kills-model-load"),
+                           ("KG107-deployment-lws", "k8s-rollout-strategies")]:
+        fixes = _fixes_of(_copy(tmp_path, case), case.split("-")[0])
+        assert fixes and all(fix["evidence"] == [evidence] and fix["edits"] for fix in fixes), case
+    for rule, words in [("KG106", "highly available Redis"), ("KG108", "topology level")]:
+        bad = next(next((REPO / "examples").glob(f"{rule}-*")).glob("bad-*.yaml"))
+        fixes = _fixes_of(bad, rule)
+        assert fixes and all(f["applicability"] == "none" and words in f["description"] for f in fixes), rule
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_expected_files_core_documents_validate(case: str) -> None:
+    """The fixed fixtures' v1, apps/v1 and batch/v1 documents pass the Kubernetes 1.33 OpenAPI
+    schema (a pod failure rule without its `status`, for one, does not)."""
+    from fix_corpus import validate_core
+
+    _, errors = validate_core((FIXTURES / f"{case}.fixed.yaml").read_text())
+    assert errors == []

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubegap_lint.core.model import Finding
-from kubegap_lint.fix import budget, env, flight, pod, serving, workload
+from kubegap_lint.fix import budget, env, flight, jobs, pod, probes, rollout, serving, workload
 from kubegap_lint.fix.document import Layout, Unfixable, YamlFile
 from kubegap_lint.fix.model import Fix
 from kubegap_lint.fix.site import Site
@@ -23,6 +23,8 @@ BUILDERS: dict[str, Callable[[Site], Fix]] = {
     "KG102": serving.fix_kg102,
     "KG103": budget.fix_kg103,
     "KG104": serving.fix_kg104,
+    "KG107": rollout.fix_kg107,
+    "KG205": probes.fix_kg205,
     "KG301": env.fix_kg301,
     "KG302": env.fix_kg302,
     "KG303": flight.fix_flight_recorder,
@@ -32,12 +34,20 @@ BUILDERS: dict[str, Callable[[Site], Fix]] = {
     "KG307": env.fix_kg307,
     "KG401": workload.fix_kg401,
     "KG404": workload.fix_kg404,
+    "KG405": jobs.fix_kg405,
+    "KG406": rollout.fix_kg406,
+    "KG407": jobs.fix_kg407,
     "KG501": pod.fix_kg501,
     "KG503": pod.fix_kg503,
 }
 
 # Rules whose fix only the user can choose: never an edit, the policy's snippet says what.
 USER_DECIDES = {
+    "KG106": "back the RayService's GCS with a highly available Redis you run, and name it in"
+             " rayClusterConfig.gcsFaultToleranceOptions.redisAddress (KubeRay 1.3 or later)",
+    "KG108": "choose the topology level your cluster packs into (a rack, block or NVLink-domain node label) and"
+             " ask your scheduler for it (Kueue's podset-preferred-topology annotation, JobSet's or"
+             " LeaderWorkerSet's exclusive-topology)",
     "KG201": "choose the storage for checkpoints (a PersistentVolumeClaim or an object store)",
     "KG402": "choose the gang scheduler (Kueue, Volcano, KAI) your cluster runs",
     "KG502": "choose the GPU model or instance type to pin",

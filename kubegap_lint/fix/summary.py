@@ -12,6 +12,11 @@ AUTOFIX = {
               " no budget selects the pods"),
     "KG104": ("unsafe", "adds a preStop sleep of 15 s and a grace period of 60 s (KServe's values), or, when the"
               " engine's drain is set, the grace period it needs"),
+    "KG107": ("unsafe", "makes a Recreate rollout a RollingUpdate with maxSurge 0 and maxUnavailable 1, or sets a"
+              " maxUnavailable of every replica to 1 (the policy's fix)"),
+    "KG205": ("unsafe", "adds a startupProbe with the liveness probe's handler, every 10 s, allowing"
+              " model_load_seconds to load (KServe's 60 x 10 s), or raises a short startup probe's failureThreshold"
+              " to that window; no handler to copy: no edit"),
     "KG301": ("safe", "sets TORCH_NCCL_ASYNC_ERROR_HANDLING (or the old name, where it is the one read) to 3"),
     "KG302": ("unsafe", "sets TORCH_NCCL_ENABLE_MONITORING to 1 and the blocking wait to 0 (PyTorch's defaults), and"
               " a heartbeat timeout above the limit to 600 s (the policy's example): unsafe when that value is written"),
@@ -25,6 +30,11 @@ AUTOFIX = {
               " policy's examples); other kinds: no edit"),
     "KG404": ("unsafe", "sets a nccl-tests run's activeDeadlineSeconds to 1800 (the policy's example); training"
               " runs: no edit"),
+    "KG405": ("safe", "adds a podFailurePolicy rule that ignores DisruptionTarget (unsafe when it joins rules you"
+              " wrote, whose order matters, or turns a written podReplacementPolicy to Failed)"),
+    "KG406": ("safe", "sets leaderWorkerTemplate.restartPolicy to RecreateGroupOnPodRestart, LeaderWorkerSet's"
+              " default"),
+    "KG407": ("safe", "sets the Job's podReplacementPolicy to Failed"),
     "KG501": ("unsafe", "mounts an emptyDir (medium Memory, sizeLimit min_shm_size) at /dev/shm in each GPU"
               " container: size it for your data loaders"),
     "KG503": ("safe", "sets each accelerator's limit equal to its request"),
