@@ -1,6 +1,6 @@
 """The reference the compiler (kubegap_lint/catalog/compile.py) is tested against: jmespath's own
 tree interpreter with the run's policy functions, counting the values it builds as the
-compiled closures count them (compile.Budget), and stopping at the same bound."""
+compiled closures count them (budget.Budget), and stopping at the same bound."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import jmespath
 from jmespath import visitor
 from jmespath.exceptions import JMESPathError
 
-from kubegap_lint.catalog.compile import MAX_VALUES, tree_size, walked_size
+from kubegap_lint.catalog.budget import MAX_VALUES, tree_size, walked_size
 from kubegap_lint.catalog.functions import PolicyFunctions
 
 

@@ -235,7 +235,7 @@ def _budget_used(interpreter: PolicyInterpreter | ReferenceInterpreter, expressi
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(expressions(), st.lists(documents, min_size=1, max_size=3))
 def test_the_compiled_closures_count_what_the_bounded_interpreter_counts(text: str, values: list[Any]) -> None:
-    """The value budget (compile.MAX_VALUES): the total a search uses is the reference
+    """The value budget (budget.MAX_VALUES): the total a search uses is the reference
     interpreter's (tests/jmespath_reference.py), value for value."""
     expression = _compiles(text)
     if expression is None:

@@ -208,10 +208,11 @@ class PolicyFunctions(jmespath.functions.Functions):
 class PolicyInterpreter:
     """Evaluates policy expressions for one run: each expression is compiled into closures
     (compile.py) the first time it is searched and kept for the run. Every search has its own
-    value budget (compile.Budget)."""
+    value budget (budget.Budget)."""
 
     def __init__(self, params: dict[str, Any]) -> None:
-        from kubegap_lint.catalog.compile import Budget, Compiler
+        from kubegap_lint.catalog.budget import Budget
+        from kubegap_lint.catalog.compile import Compiler
 
         self._functions = PolicyFunctions(params)
         self.budget = Budget()
@@ -252,7 +253,7 @@ class PolicyInterpreter:
 
     def search(self, expression: Any, value: Any) -> Any:
         """What `expression.search(value, options)` gives, for a compiled expression; a
-        JMESPathError when it builds more than MAX_VALUES values (see compile.Budget)."""
+        JMESPathError when it builds more than MAX_VALUES values (see budget.Budget)."""
         found = self._evaluators.get(id(expression))
         if found is not None and found[0] is expression:
             return found[1](value)

@@ -111,7 +111,7 @@ class Plan:
     into its `&&` terms, every distinct term (by its parsed tree) is tested at most once a
     view, and a rule whose applies_to is false costs a few list reads. A for_each several
     rules share (`pods[?nccl_gpu]`) is searched once a view too. Each term is its own search,
-    with its own value budget (compile.MAX_VALUES), as each expression is; a term that raises
+    with its own value budget (budget.MAX_VALUES), as each expression is; a term that raises
     is not remembered, so every rule that asks it reports the error."""
 
     def __init__(self, policies: Iterable[Policy], interpreter: Any) -> None:
