@@ -161,7 +161,7 @@ spec:
 
 
 def test_an_include_that_writes_a_whole_node_is_followed_into_its_define() -> None:
-    from kubegap_lint.helm.template_lines import define_bodies
+    from kubegap_lint.helm.actions import define_bodies
 
     bodies = define_bodies("_helpers.tpl", HELPERS)
     assert sorted(bodies) == ["x.pod"]  # a define opened and closed on one line has no body lines

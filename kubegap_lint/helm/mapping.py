@@ -299,7 +299,7 @@ class TemplateMapper:
             if top is None:
                 return None
             if top not in self._define_index:
-                from kubegap_lint.helm.template_lines import define_bodies
+                from kubegap_lint.helm.actions import define_bodies
 
                 found: dict[str, tuple[str, list[str], int]] = {}
                 for number, path in enumerate(_template_files(top)):

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubegap_lint.core.safefile import read_regular
+from kubegap_lint.helm.actions import action_bodies, trimmed_body
 from kubegap_lint.helm.chartcopy import MAX_FILE_BYTES, copy_chart
-from kubegap_lint.helm.template_lines import CONTROL_WORDS, action_bodies, trimmed_body
+from kubegap_lint.helm.template_lines import CONTROL_WORDS
 
 if TYPE_CHECKING:
     from kubegap_lint.helm.render import RenderOptions

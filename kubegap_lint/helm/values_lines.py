@@ -16,7 +16,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from kubegap_lint.helm.template_lines import action_spans, trimmed_body
+from kubegap_lint.helm.actions import action_spans, trimmed_body
 
 if TYPE_CHECKING:
     from kubegap_lint.helm.render import RenderOptions
