@@ -190,3 +190,25 @@ def test_values_files_fix_may_write(tmp_path: Path) -> None:
     assert not may_write(values, [str(tmp_path / "elsewhere")])
     assert may_write(str(tmp_path / "prod.yaml"), [str(tmp_path / "prod.yaml")])
     assert not may_write(str(tmp_path / "prod.yaml"), [str(tmp_path)])  # a folder's walk does not name it
+
+
+def test_helm_command_fixes_the_values_file_that_gives_the_value(tmp_path: Path) -> None:
+    # `helm -f prod.yaml`: the env comes from prod.yaml (the last -f file wins), the resources
+    # from the chart's values.yaml; both are the command line's, so --fix writes both.
+    chart = _chart(tmp_path, {"job.yaml": JOB})
+    templates = _digests(chart)
+    prod = tmp_path / "prod.yaml"
+    prod.write_text('worker:\n  env:\n    - name: TORCH_NCCL_ASYNC_ERROR_HANDLING\n      value: "1"  # tried\n')
+    args = ("helm", "train", "-f", "prod.yaml", "--no-config", "--select", "KG301,KG503")
+    run = run_cli(*args, "--diff", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr.decode()
+    assert run.stdout.decode().startswith(
+        '--- a/prod.yaml\n+++ b/prod.yaml\n@@ -1,4 +1,4 @@\n worker:\n   env:\n'
+        '     - name: TORCH_NCCL_ASYNC_ERROR_HANDLING\n-      value: "1"  # tried\n+      value: "3"  # tried\n'
+        '--- a/train/values.yaml\n')
+    run = run_cli(*args, "--fix", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout.decode()
+    assert b"fixed 2 finding(s) in 2 file(s)" in run.stderr
+    assert prod.read_text().endswith('value: "3"  # tried\n')
+    assert _digests(chart) == templates
+    assert run_cli(*args, cwd=tmp_path).returncode == 0

@@ -119,20 +119,23 @@ def _summary(planned: list[Any], verb: str, unsafe: bool) -> str:
 
 
 def run(paths: tuple[str, ...], fixing: FixChoices, stdin: bytes | None, stdin_name: str | None,
-        lint: Callable[[], tuple[Any, Any]], result: Any, linter: Any) -> tuple[Any, Any, Any]:
-    """Fix or diff after the first lint; the result and linter to report, and the fix lookup."""
+        lint: Callable[[], tuple[Any, Any]], result: Any, linter: Any,
+        values_files: tuple[str, ...] = ()) -> tuple[Any, Any, Any]:
+    """Fix or diff after the first lint; the result and linter to report, and the fix lookup.
+    `values_files` (`helm -f`) may be written with a chart's fixes (fix/helm.py)."""
     from kubegap_lint.fix.apply import unified_diff, write_atomic
     from kubegap_lint.fix.files import FixLookup, plan
 
     files = editable_files(paths, linter.settings, stdin_name)
 
     def plan_all(result: Any, linter: Any) -> list[Any]:
-        from kubegap_lint.fix.helm import chart_plan, may_write
+        from kubegap_lint.fix.helm import chart_plan, may_write, on_chart
 
         findings = list(result.iter_findings())
         charts = chart_plan(findings, linter.template_places, linter.params, fixing.unsafe)
-        files.update({c.path: c.path for c in charts if c.text and may_write(c.path, paths)})
-        return plan(findings, _reader(files, stdin), linter.params, fixing.unsafe) + charts
+        files.update({c.path: c.path for c in charts if c.text and may_write(c.path, (*paths, *values_files))})
+        plain = [f for f in findings if not on_chart(f, linter.template_places)]  # a chart's are fixed above
+        return plan(plain, _reader(files, stdin), linter.params, fixing.unsafe) + charts
 
     planned = plan_all(result, linter)
     if fixing.diff:

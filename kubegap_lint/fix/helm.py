@@ -195,19 +195,24 @@ def _chart_fix(render: _Render, finding: Finding, fix: Fix) -> tuple[str, str, F
                            " with toYaml)", tuple(edits), fix.evidence)
 
 
+def on_chart(finding: Finding, rendered: dict[str, Any]) -> bool:
+    """The finding is placed in a chart the run rendered and kept the render of."""
+    from kubegap_lint.helm.marked import PlaceTable
+
+    where = finding.rendered_location
+    table = rendered.get(where.path) if where is not None else None
+    return finding.template is not None and isinstance(table, PlaceTable) and bool(table.text)
+
+
 def chart_plan(findings: Iterable[Finding], rendered: dict[str, Any], params: dict[str, Any],
                unsafe: bool) -> list[FileFixes]:
     """The fixes of the findings placed in a chart (a template or values line, with the place
     in a render of the run): values files with their edits, and templates with fixes as text."""
-    from kubegap_lint.helm.marked import PlaceTable
-
     by_stream: dict[str, list[Finding]] = {}
     for finding in findings:
-        where = finding.rendered_location
-        table = rendered.get(where.path) if where is not None else None
-        if finding.template is not None and isinstance(table, PlaceTable) and table.text:
-            assert where is not None
-            by_stream.setdefault(where.path, []).append(finding)
+        if on_chart(finding, rendered):
+            assert finding.rendered_location is not None
+            by_stream.setdefault(finding.rendered_location.path, []).append(finding)
     values: dict[str, tuple[str, dict[FindingKey, Fix]]] = {}
     templates: dict[str, dict[FindingKey, Fix]] = {}
     for stream in sorted(by_stream):
