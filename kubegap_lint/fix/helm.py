@@ -36,8 +36,12 @@ class _Inexpressible(Exception):  # noqa: N818 - a reason: the fix stays text
 
 def _documents(text: str) -> list[Any]:
     from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
 
-    return [data for data in YAML(typ="safe", pure=True).load_all(text) if data is not None]
+    try:
+        return [data for data in YAML(typ="safe", pure=True).load_all(text) if data is not None]
+    except (YAMLError, ValueError, RecursionError) as exc:  # a render, or a fix of it, that does not read
+        raise Unfixable(f"the text does not parse: {exc}") from None
 
 
 def _changes(before: Any, after: Any, path: KeyPath = ()) -> Iterator[Change]:
@@ -89,7 +93,7 @@ class _Render:
             try:
                 with open(path, encoding="utf-8") as handle:
                     documents = _documents(handle.read())
-            except (OSError, UnicodeDecodeError, ValueError):
+            except (OSError, UnicodeDecodeError, Unfixable):
                 documents = []
             self._values_data[path] = documents[0] if documents else None
         return self._values_data[path]
@@ -218,7 +222,7 @@ def chart_plan(findings: Iterable[Finding], rendered: dict[str, Any], params: di
     for stream in sorted(by_stream):
         try:
             render = _Render(rendered[stream])
-        except (Unfixable, ValueError):
+        except Unfixable:
             continue
         originals = {finding_key(_as_rendered(f)): f for f in by_stream[stream]}
         computed = file_fixes(render.text, [_as_rendered(f) for f in by_stream[stream]], params)
