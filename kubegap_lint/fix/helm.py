@@ -118,14 +118,19 @@ class _Render:
 
 def _values_edits(render: _Render, finding: Finding, fix: Fix) -> tuple[str, str, list[Edit]]:
     """The values file, its text and the edits that make the fix's change there."""
-    after = _documents(apply_edits(render.text, fix.edits))
     assert finding.rendered_location is not None
-    document = render.yfile.documents.index(render.yfile.document_at(finding.rendered_location.line))
-    if len(after) != len(render.documents) or any(
-            one != other for number, (one, other) in enumerate(zip(render.documents, after, strict=True))
-            if number != document):
+    nodes = render.yfile.documents
+    document = nodes.index(render.yfile.document_at(finding.rendered_location.line))
+    # Only the finding's document is read again (a chart's stream can be long, its findings many).
+    start = nodes[document].start_mark.index
+    end = nodes[document + 1].start_mark.index if document + 1 < len(nodes) else len(render.text)
+    if any(edit.start < start or edit.end > end for edit in fix.edits):
         raise _Inexpressible("the fix changes another document")
-    changes = list(_changes(render.documents[document], after[document]))
+    shifted = [Edit(edit.start - start, edit.end - start, edit.text) for edit in fix.edits]
+    after = _documents(apply_edits(render.text[start:end], shifted))
+    if len(after) != 1:
+        raise _Inexpressible("the fix adds a document")
+    changes = list(_changes(render.documents[document], after[0]))
     number = finding.document_index or 0
     targets = [render.values_path(number, render.documents[document], path) for _, path, _ in changes]
     files = {file for file, _ in targets}
