@@ -226,7 +226,7 @@ def _line_key(line: str, stops: str) -> tuple[str, str] | None:
 
 def positions(plain_text: str, marked_text: str, files: dict[int, str],
               values: ValuesIndex | None = None) -> PlaceTable:
-    """Template places by line of the plain render; {} when the renders disagree. With the
+    """Template places by line of the plain render; none when the renders disagree. With the
     render's values, a node that `toYaml .Values.x` wrote goes to its line in the values file
     that gave it (values_lines.py), exact, where the rendered content proves it."""
     from kubegap_lint.input.read import InputFault, ReadStats, read_text
@@ -237,11 +237,11 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str],
     plain, marked = resources("plain", plain_text), resources("marked", marked_text)
     if [(r.document_index, r.kind, r.helm_source) for r in plain] != \
             [(r.document_index, r.kind, r.helm_source) for r in marked] or not plain:
-        return PlaceTable()  # nothing to align (every document a fault: too deep, too large) or no match
+        return PlaceTable(plain_text)  # nothing to align (every document a fault: too deep, too large) or no match
     plain_lines = plain_text.split("\n")
     marked_lines = marked_text.split("\n")
     if not marked:
-        return PlaceTable()  # nothing rendered: nothing to place
+        return PlaceTable(plain_text)  # nothing rendered: nothing to place
     ends = [r.start.line for r in marked[1:]] + [len(marked_lines) + 1]
     texts: dict[str, list[str]] = {}
 
@@ -299,8 +299,9 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str],
 
 def exact_lines(chart: str, options: RenderOptions, plain_text: str, shown: str | None = None) -> PlaceTable:
     """Template places by rendered line for a chart folder rendered in-process (`chart` may be
-    its checked copy, `shown` then the folder findings name); {} when the chart cannot be
-    marked (an archive, a marked render that fails or disagrees)."""
+    its checked copy, `shown` then the folder findings name); no place (the render's text still
+    kept, for its fixes) when the chart cannot be marked (an archive, a marked render that fails
+    or disagrees)."""
     from kubegap_lint.core.tempdir import scratch_folder
     from kubegap_lint.helm.render import HelmError
     from kubegap_lint.helm.sdk import set_values
