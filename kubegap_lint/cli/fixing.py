@@ -5,7 +5,8 @@ The lint runs as usual; its findings' fixes are computed on the files' texts (fi
 `--fix` writes each named file that changes (atomically) and lints again, so the report and
 the exit code are those of what is left, as ruff does. `--fix -` reads stdin and writes the
 fixed stream to stdout, the findings left to stderr. Only the files the command line names
-(or a walk of its folders finds) are written: never a chart's file, never a rendered stream.
+(or a walk of its folders finds) are written: never a rendered stream, never a chart's template;
+a chart's values file only when named, or its values.yaml when the chart is (fix/helm.py).
 """
 
 from __future__ import annotations
@@ -118,13 +119,25 @@ def _summary(planned: list[Any], verb: str, unsafe: bool) -> str:
 
 
 def run(paths: tuple[str, ...], fixing: FixChoices, stdin: bytes | None, stdin_name: str | None,
-        lint: Callable[[], tuple[Any, Any]], result: Any, linter: Any) -> tuple[Any, Any, Any]:
-    """Fix or diff after the first lint; the result and linter to report, and the fix lookup."""
+        lint: Callable[[], tuple[Any, Any]], result: Any, linter: Any,
+        values_files: tuple[str, ...] = ()) -> tuple[Any, Any, Any]:
+    """Fix or diff after the first lint; the result and linter to report, and the fix lookup.
+    `values_files` (`helm -f`) may be written with a chart's fixes (fix/helm.py)."""
     from kubegap_lint.fix.apply import unified_diff, write_atomic
     from kubegap_lint.fix.files import FixLookup, plan
 
     files = editable_files(paths, linter.settings, stdin_name)
-    planned = plan(result.iter_findings(), _reader(files, stdin), linter.params, fixing.unsafe)
+
+    def plan_all(result: Any, linter: Any) -> list[Any]:
+        from kubegap_lint.fix.helm import chart_plan, may_write, on_chart
+
+        findings = list(result.iter_findings())
+        charts = chart_plan(findings, linter.template_places, linter.params, fixing.unsafe)
+        files.update({c.path: c.path for c in charts if c.text and may_write(c.path, (*paths, *values_files))})
+        plain = [f for f in findings if not on_chart(f, linter.template_places)]  # a chart's are fixed above
+        return plan(plain, _reader(files, stdin), linter.params, fixing.unsafe) + charts
+
+    planned = plan_all(result, linter)
     if fixing.diff:
         write("".join(unified_diff(f.text, f.fixed, f.path) for f in planned if f.changed), None)
         click.echo(f"kubegap-lint: {_summary(planned, 'would fix', fixing.unsafe)}", err=True)
@@ -143,7 +156,7 @@ def run(paths: tuple[str, ...], fixing: FixChoices, stdin: bytes | None, stdin_n
             feed_stdin(stdin)
         if any(file.changed for file in planned):  # what is left, linted again
             result, linter = lint()
-            planned = plan(result.iter_findings(), _reader(files, stdin), linter.params, fixing.unsafe)
+            planned = plan_all(result, linter)
     return result, linter, FixLookup(planned)
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kubegap_lint.cli.common import fail, report_and_exit, resolve_settings
+from kubegap_lint.cli.fixing import FixChoices, fix_options
 from kubegap_lint.cli.options import (
     OutputChoices,
     config_options,
@@ -29,6 +30,37 @@ from kubegap_lint.core.model import InputError
 if TYPE_CHECKING:
     from kubegap_lint.config.settings import ChartRender
     from kubegap_lint.helm.render import RenderOptions
+
+
+_RENDER_FLAGS = ("values", "sets", "set_strings", "set_files", "set_jsons", "set_literals", "release", "namespace",
+                 "kube_version", "api_versions", "include_crds")
+
+
+class _Request:
+    """What the command line asks helm for: the render options, and whether any flag was given
+    (without one, the configuration's `charts:` entries)."""
+
+    def __init__(self, flags: dict[str, Any]) -> None:
+        from kubegap_lint.helm.render import RenderOptions
+
+        self.values: tuple[str, ...] = flags["values"]
+        self.given = any(flags.values())
+        self.options = RenderOptions(
+            list(flags["values"]), list(flags["sets"]), flags["release"], flags["namespace"],
+            list(flags["set_strings"]), list(flags["set_files"]), flags["kube_version"], list(flags["api_versions"]),
+            flags["include_crds"], list(flags["set_jsons"]), list(flags["set_literals"]))
+
+
+def _render_request(command: Any) -> Any:
+    """The render flags given to the command as one `request: _Request` argument."""
+    import functools
+
+    @functools.wraps(command)
+    def packed(*args: Any, **kwargs: Any) -> Any:
+        flags = {name: kwargs.pop(name) for name in _RENDER_FLAGS}
+        return command(*args, request=_Request(flags), **kwargs)
+
+    return packed
 
 
 @click.command("helm")
@@ -69,20 +101,17 @@ if TYPE_CHECKING:
 @config_options
 @output_options
 @render_timeout_option
-def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[str, ...],
-                 set_strings: tuple[str, ...], set_files: tuple[str, ...],
-                 set_jsons: tuple[str, ...], set_literals: tuple[str, ...],
-                 release: str | None, namespace: str | None, kube_version: str | None,
-                 api_versions: tuple[str, ...], include_crds: bool, helm_path: str | None,
+@fix_options
+@_render_request
+def helm_command(charts: tuple[str, ...], request: _Request, helm_path: str | None,
                  keep_rendered: str | None, from_files: bool,
                  allow_missing_helm: bool, fmt: tuple[tuple[str, str | None], ...], output: str | None, fail_on: str | None,
                  select: tuple[str, ...], ignore: tuple[str, ...], no_colour: bool,
                  config_file: str | None = None, no_config: bool = False, sarif_root: str | None = None,
                  sarif_category: str | None = None, choices: OutputChoices | None = None,
-                 baseline: str | None = None, no_baseline: bool = False, repo_facts: bool = True) -> None:
+                 baseline: str | None = None, no_baseline: bool = False, repo_facts: bool = True,
+                 fixing: FixChoices | None = None) -> None:
     """Render CHART as `helm template` does and lint the output; findings point at the templates."""
-    from kubegap_lint.helm.render import RenderOptions
-
     choices = choices or OutputChoices()
     chosen = _chosen_charts(charts, from_files)
     helm = _renderer(helm_path, allow_missing_helm, len(chosen), wait=False)
@@ -98,26 +127,36 @@ def helm_command(charts: tuple[str, ...], values: tuple[str, ...], sets: tuple[s
         from kubegap_lint.helm.worker import configure
 
         configure(config=settings.render_timeout)
-    options = RenderOptions(list(values), list(sets), release, namespace, list(set_strings), list(set_files),
-                            kube_version, list(api_versions), include_crds, list(set_jsons), list(set_literals))
     # Render flags on the command line win; without any, the configuration's `charts:` entries.
-    flags = any((values, sets, set_strings, set_files, set_jsons, set_literals, release, namespace, kube_version,
-                 api_versions, include_crds))
+    options, flags = request.options, request.given
     from kubegap_lint.engine.run import Linter
     from kubegap_lint.helm.render import configured
 
     settings.chart_dirs = [chart for chart in chosen if os.path.isdir(chart)]
     settings.partial = True  # a chart is part of a repository: exemptions without paths are not judged
-    linter = Linter(settings, catalog=catalog)
     if helm is None:  # the engine loaded while the settings were read, or why not
         _renderer(None, allow_missing_helm, len(chosen))
-    renders = _Renders(helm, keep_rendered, linter)
-    for chart in chosen:
-        renders.chart(chart, [(options, None)] if flags else configured(chart, settings.charts))
-    choices.allow_empty = choices.allow_empty or bool(linter.unlinted)  # a KG009 says why nothing was read
-    result = linter.lint_texts(renders.rendered)
-    result.errors[:0] = renders.errors
-    report_and_exit(result, linter, fmt, output, no_colour, False, sarif_root, sarif_category, choices)
+
+    def lint() -> tuple[Any, Any]:
+        assert choices is not None
+        linter = Linter(settings, catalog=catalog)
+        renders = _Renders(helm, keep_rendered, linter)
+        for chart in chosen:
+            renders.chart(chart, [(options, None)] if flags else configured(chart, settings.charts))
+        choices.allow_empty = choices.allow_empty or bool(linter.unlinted)  # a KG009 says why nothing was read
+        result = linter.lint_texts(renders.rendered)
+        result.errors[:0] = renders.errors
+        return result, linter
+
+    result, linter = lint()
+    fixes = None
+    fixing = fixing or FixChoices()
+    if fixing.active:  # a chart's fixes: its values files, never a template (fix/helm.py)
+        from kubegap_lint.cli import fixing as fix_stage
+
+        result, linter, fixes = fix_stage.run(tuple(chosen), fixing, None, None, lint, result, linter,
+                                              request.values)
+    report_and_exit(result, linter, fmt, output, no_colour, False, sarif_root, sarif_category, choices, fixes)
 
 
 def _chosen_charts(charts: tuple[str, ...], from_files: bool) -> list[str]:

@@ -57,6 +57,17 @@ class Place:
     approximate: bool
 
 
+class PlaceTable(dict[int, Place]):
+    """Template places by rendered line, and what a fix of a values-written node needs (fix/helm.py):
+    the plain render's text, and for each node `toYaml .Values.x` wrote, by (document number, key
+    path in the document), the values file and the node's key path in it."""
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__()
+        self.text = text
+        self.values_nodes: dict[tuple[int, tuple[str | int, ...]], tuple[str, tuple[str | int, ...]]] = {}
+
+
 def _pure_control(text: str) -> bool:
     """A line that holds only control actions: it writes no YAML of its own."""
     bodies = action_bodies(text)
@@ -215,8 +226,8 @@ def _line_key(line: str, stops: str) -> tuple[str, str] | None:
 
 
 def positions(plain_text: str, marked_text: str, files: dict[int, str],
-              values: ValuesIndex | None = None) -> dict[int, Place]:
-    """Template places by line of the plain render; {} when the renders disagree. With the
+              values: ValuesIndex | None = None) -> PlaceTable:
+    """Template places by line of the plain render; none when the renders disagree. With the
     render's values, a node that `toYaml .Values.x` wrote goes to its line in the values file
     that gave it (values_lines.py), exact, where the rendered content proves it."""
     from kubegap_lint.input.read import InputFault, ReadStats, read_text
@@ -227,11 +238,11 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str],
     plain, marked = resources("plain", plain_text), resources("marked", marked_text)
     if [(r.document_index, r.kind, r.helm_source) for r in plain] != \
             [(r.document_index, r.kind, r.helm_source) for r in marked] or not plain:
-        return {}  # nothing to align (every document a fault: too deep, too large) or no match
+        return PlaceTable(plain_text)  # nothing to align (every document a fault: too deep, too large) or no match
     plain_lines = plain_text.split("\n")
     marked_lines = marked_text.split("\n")
     if not marked:
-        return {}  # nothing rendered: nothing to place
+        return PlaceTable(plain_text)  # nothing rendered: nothing to place
     ends = [r.start.line for r in marked[1:]] + [len(marked_lines) + 1]
     texts: dict[str, list[str]] = {}
 
@@ -243,7 +254,7 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str],
                 texts[path] = []
         return texts[path]
 
-    table: dict[int, Place] = {}
+    table = PlaceTable(plain_text)
     arguments: dict[tuple[str, int], list[str] | None] = {}  # values_lines.argument by template line
     for one, other, end in zip(plain, marked, ends, strict=True):
         if not _same(one.data, other.data):
@@ -281,14 +292,17 @@ def positions(plain_text: str, marked_text: str, files: dict[int, str],
                 if given is not None and 1 <= given[1] <= len(text_of(given[0])):
                     path, line, approximate = given[0], given[1], False
                     lines = text_of(path)
+                    if given[2]:
+                        table.values_nodes[one.document_index, (*one.base, *key_path)] = (_display(path), given[2])
             table[plain_line] = Place(_display(path), line, _column(lines[line - 1], rendered), approximate)
     return table
 
 
-def exact_lines(chart: str, options: RenderOptions, plain_text: str, shown: str | None = None) -> dict[int, Place]:
+def exact_lines(chart: str, options: RenderOptions, plain_text: str, shown: str | None = None) -> PlaceTable:
     """Template places by rendered line for a chart folder rendered in-process (`chart` may be
-    its checked copy, `shown` then the folder findings name); {} when the chart cannot be
-    marked (an archive, a marked render that fails or disagrees)."""
+    its checked copy, `shown` then the folder findings name); no place (the render's text still
+    kept, for its fixes) when the chart cannot be marked (an archive, a marked render that fails
+    or disagrees)."""
     from kubegap_lint.core.tempdir import scratch_folder
     from kubegap_lint.helm.render import HelmError
     from kubegap_lint.helm.sdk import set_values
@@ -296,7 +310,7 @@ def exact_lines(chart: str, options: RenderOptions, plain_text: str, shown: str 
     from kubegap_lint.helm.worker import render
 
     if not os.path.isdir(chart):
-        return {}
+        return PlaceTable(plain_text)
     try:
         with scratch_folder("marked-") as scratch:
             copy, files = marked_copy(chart, scratch, shown)  # archived subcharts stay as they are: unmarked
@@ -304,5 +318,5 @@ def exact_lines(chart: str, options: RenderOptions, plain_text: str, shown: str 
             given = options.sets or options.set_strings or options.set_files  # else no engine here
             values = ValuesIndex(shown or chart, options, set_values(options) if given else {})
     except (HelmError, OSError, shutil.Error):
-        return {}
+        return PlaceTable(plain_text)
     return positions(plain_text, marked_text, files, values)

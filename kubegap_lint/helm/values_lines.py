@@ -150,6 +150,8 @@ def _load(path: str) -> tuple[Any, PositionIndex] | None:
 # (values file, or None for --set; its data at the template chart's values root; where that
 # root is in the file: the file's positions and the root's key path there)
 Source = tuple["str | None", Any, "tuple[PositionIndex, list[Segment]] | None"]
+# Where the values give a node: the values file, the 1-based line, the node's key path in the file.
+ValuesPlace = tuple[str, int, tuple[Segment, ...]]
 
 
 def _line(where: tuple[PositionIndex, list[Segment]], path: list[Segment]) -> int | None:
@@ -257,7 +259,7 @@ class ValuesIndex:
             out.append((path, data if found else None, (loaded[1], list(root))))
         return out
 
-    def place(self, template: str, keys: list[Segment], document: Any, node: list[Segment]) -> tuple[str, int] | None:
+    def place(self, template: str, keys: list[Segment], document: Any, node: list[Segment]) -> ValuesPlace | None:
         """As `_place`; a surprise in someone's values (a type this code never met) costs the
         place only, never the run."""
         try:
@@ -265,7 +267,7 @@ class ValuesIndex:
         except (AttributeError, IndexError, KeyError, TypeError, ValueError, RecursionError):
             return None
 
-    def _place(self, template: str, keys: list[Segment], document: Any, node: list[Segment]) -> tuple[str, int] | None:
+    def _place(self, template: str, keys: list[Segment], document: Any, node: list[Segment]) -> ValuesPlace | None:
         if ELEMENT not in keys:
             return self._one(template, keys, document, node)
         # The element of a range: the one element whose values the rendered content proves.
@@ -278,14 +280,17 @@ class ValuesIndex:
             return None
         members: list[Segment] = list(walked) if isinstance(walked, dict) else (
             list(range(len(walked))) if isinstance(walked, list) else [])
-        placed = {place for member in members
-                  if (place := self._place(template, [*keys[:at], member, *keys[at + 1:]], document, node))}
-        return placed.pop() if len(placed) == 1 else None
+        placed = [place for member in members
+                  if (place := self._place(template, [*keys[:at], member, *keys[at + 1:]], document, node))]
+        if len({place[:2] for place in placed}) != 1:
+            return None
+        # one line from two elements (never met): the line stands, the key path (for a fix) is unknown
+        return placed[0] if len(set(placed)) == 1 else (placed[0][0], placed[0][1], ())
 
-    def _one(self, template: str, keys: list[Segment], document: Any, node: list[Segment]) -> tuple[str, int] | None:
+    def _one(self, template: str, keys: list[Segment], document: Any, node: list[Segment]) -> ValuesPlace | None:
         """Where the values define the rendered node at `node` (a key path in `document`) that
-        `toYaml` of `.Values.<keys>` wrote (the file and its 1-based line); None unless the
-        rendered content proves it."""
+        `toYaml` of `.Values.<keys>` wrote (the file, its 1-based line, and the node's key path
+        in that file, which a fix of the node edits); None unless the rendered content proves it."""
         sources = self.sources(template)
         if sources is None:
             return None
@@ -304,7 +309,7 @@ class ValuesIndex:
             if not _inside_project(path, self.chart_dir):
                 return None
             line = _line(where, full)
-            return (path, line) if line is not None else None
+            return (path, line, (*where[1], *full)) if line is not None else None
         return None
 
 
