@@ -122,6 +122,15 @@ def test_a_file_with_an_input_fault_is_never_touched(tmp_path: Path, broken: str
     assert run.returncode == 1
 
 
+def test_the_summary_names_a_file_left_unfixed_for_its_input_fault(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n spec: {\n")
+    run = run_cli("lint", "--no-config", "--fix", str(path))
+    assert run.returncode == 1
+    assert (f"kubegap-lint: fixed 0 finding(s) in 0 file(s); 1 file(s) not edited until their YAML error"
+            f" or other input fault (KG001-KG007) is fixed: {path}") in run.stderr.decode().splitlines()
+
+
 def test_only_the_named_files_are_written(tmp_path: Path) -> None:
     named = _copy(tmp_path, "KG503-deployment")
     other = tmp_path / "other"

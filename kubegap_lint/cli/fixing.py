@@ -115,7 +115,13 @@ def _summary(planned: list[Any], verb: str, unsafe: bool) -> str:
                if fix.applies and not wanted(fix, unsafe) and fix not in file.applied)
     rules = ", ".join(f"{rule} {count}" for rule, count in sorted(applied.items()))
     text = f"{verb} {sum(applied.values())} finding(s) in {files} file(s)" + (f" ({rules})" if rules else "")
-    return text + (f"; {more} more with --unsafe-fixes" if more else "")
+    text += f"; {more} more with --unsafe-fixes" if more else ""
+    # A file with an input fault is never edited (fix/compute.py): say so, or "0 fixed" reads as done.
+    faulty = sorted(file.path for file in planned if file.faulty)
+    if faulty:
+        text += (f"; {len(faulty)} file(s) not edited until their YAML error or other input fault"
+                 f" (KG001-KG007) is fixed: {', '.join(faulty[:3])}{', ...' if len(faulty) > 3 else ''}")
+    return text
 
 
 def run(paths: tuple[str, ...], fixing: FixChoices, stdin: bytes | None, stdin_name: str | None,

@@ -8,7 +8,7 @@ from typing import Any
 
 from kubegap_lint.core.model import Finding
 from kubegap_lint.fix.apply import apply_fixes, wanted
-from kubegap_lint.fix.compute import FindingKey, file_fixes, finding_key
+from kubegap_lint.fix.compute import UNTOUCHABLE, FindingKey, file_fixes, finding_key
 from kubegap_lint.fix.model import Fix, LineMap, fix_dict
 
 
@@ -22,6 +22,7 @@ class FileFixes:
     fixes: dict[FindingKey, Fix]
     fixed: str = ""
     applied: list[Fix] = field(default_factory=list)
+    faulty: bool = False  # it holds an input fault, so it is never edited (compute.UNTOUCHABLE)
 
     @property
     def changed(self) -> bool:
@@ -49,7 +50,8 @@ def plan(findings: Iterable[Finding], text_of: Callable[[str], str | None], para
             continue
         fixes = file_fixes(text, by_path[path], params)
         fixed, applied = apply_fixes(text, [fix for fix in fixes.values() if wanted(fix, unsafe)])
-        out.append(FileFixes(path, text, fixes, fixed, applied))
+        faulty = any(f.rule_id in UNTOUCHABLE and f.suppression is None for f in by_path[path])
+        out.append(FileFixes(path, text, fixes, fixed, applied, faulty))
     return out
 
 
