@@ -84,6 +84,22 @@ def test_broken_document_does_not_hide_other_findings(tmp_path: Path) -> None:
     assert proc.returncode == 1
 
 
+def test_a_selection_never_hides_an_input_it_could_not_read(tmp_path: Path) -> None:
+    """`--select` picks the rules that judge; the verdicts that a document was not read (KG001
+    syntax, KG003 unrendered template, KG004 alias bomb, KG007 too large) stay on, as KG009
+    does: a run that picks its rules still says what it could not lint. `--ignore` turns one off."""
+    bad = tmp_path / "broken.yaml"
+    bad.write_text("a: [1, 2\n")
+    template = tmp_path / "template.yaml"
+    template.write_text("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  parallelism: {{ .Values.n }}\n")
+    proc = run_cli("--format", "json", "--select", "KG303", str(bad), str(template))
+    assert sorted(f["rule"] for f in json.loads(proc.stdout)["findings"]) == ["KG001", "KG003"]
+    assert proc.returncode == 1
+    proc = run_cli("--format", "json", "--select", "KG303", "--ignore", "KG001,KG003", str(bad), str(template))
+    assert json.loads(proc.stdout)["findings"] == []
+    assert proc.returncode == 0
+
+
 def test_version_and_module_entry_point() -> None:
     from kubegap_lint import __version__
 

@@ -46,7 +46,8 @@ def config_options(command: Any) -> Any:
         click.option("--config", "config_file", type=click.Path(dir_okay=False),
                      help="Use this configuration file instead of the discovered one."),
         click.option("--no-config", is_flag=True, help="Ignore configuration files."),
-        click.option("--select", multiple=True, help="Only these rules (ids or names, comma-separated)."),
+        click.option("--select", multiple=True, help="Only these rules (ids or names, comma-separated); the verdicts that an input was not"
+                     " read (KG001, KG003, KG004, KG007, KG009) stay on."),
         click.option("--ignore", multiple=True, help="Skip these rules (ids or names, comma-separated)."),
     ])
 

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 # Rules that say what a run could not lint: on whatever `select` names, as an input error
 # would be (a run that picks its rules still never passes over an input it did not read); off
 # only when ignored. Not listed among the run's rules unless they find something.
-VERDICT_RULES = ("input-not-rendered",)
+VERDICT_RULES = ("yaml-syntax-error", "unrendered-template", "yaml-alias-expansion", "document-too-large",
+                 "input-not-rendered")
 
 
 def active_policies(catalog: Catalog, settings: Settings) -> list[Policy]:
