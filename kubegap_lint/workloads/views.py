@@ -30,6 +30,16 @@ __all__ = ["COSTLY", "ViewContext", "WorkloadView", "workload_view"]
 
 _DISTRIBUTED_ENV = ("MASTER_ADDR", "WORLD_SIZE")
 _DISTRIBUTED_KINDS = frozenset(("PyTorchJob", "TrainJob", "ElasticJob", "HyperPodPyTorchJob"))
+# A Kubeflow Trainer runtime whose mlPolicy names `torch`: its torch plugin gives the trainer
+# containers torchrun's PET_* variables (research/env-vars.md), whatever their command says.
+_RUNTIME_KINDS = frozenset(("TrainingRuntime", "ClusterTrainingRuntime"))
+
+
+def _torch_runtime(resource: Resource) -> bool:
+    if resource.kind not in _RUNTIME_KINDS:
+        return False
+    ml_policy = as_dict(as_dict(resource.data.get("spec")).get("mlPolicy"))
+    return isinstance(ml_policy.get("torch"), dict)
 
 
 def _torch_env(env: dict[str, Any]) -> bool:
@@ -152,7 +162,8 @@ def workload_view(resource: Resource, rule: KindRule, context: ViewContext) -> W
     max_pod_gpus = max((p["gpus"] for p in pods if p["has_gpu"] and p["gpus"] is not None), default=0)
     unknown_gpus = any(p["has_gpu"] and p["gpus"] is None for p in pods)
     launchers = sorted({name for p in pods for name in p["launchers"]})
-    pytorch = resource.kind in _DISTRIBUTED_KINDS or bool(launchers) or any(_torch_env(p["env"]) for p in pods)
+    pytorch = resource.kind in _DISTRIBUTED_KINDS or _torch_runtime(resource) or bool(launchers) \
+        or any(_torch_env(p["env"]) for p in pods)
     many = pods_total is None or pods_total > 1 or max_pod_gpus > 1 or unknown_gpus
     summary.update({
         "replicas": _replicas(data, rule, records, pods, pods_total),
