@@ -192,7 +192,7 @@ class WorkloadSummary(_WorkloadKeys):
               " `torch.distributed.run`/`launch`, `accelerate launch`, `deepspeed`), or `MASTER_ADDR`,"
               " `WORLD_SIZE` or `PET_*` env; and more than one pod or GPU (or an unknown count)"]
     launchers: Annotated[list[str], "the launchers found in commands"]
-    diagnostic: Annotated[bool, "every GPU pod only runs a diagnostic or idles (below); KG201-KG203 and KG401 skip it"]
+    diagnostic: Annotated[bool, "every GPU pod only runs a diagnostic or idles (below); KG108, KG401, KG405 and KG407 skip it"]
     found_by: Annotated[str, "the table entry that read the resource (`table:apps/Deployment`), or `walk`"]
     runtime: Annotated[Any, "a TrainJob merged with its runtime: `kind`, `name`; else null"]
     runtime_missing: Annotated[Any, "a TrainJob whose runtime is not in the input: `kind`, `name` (KG008 says"
@@ -374,8 +374,8 @@ are read command by command, and `mpirun`/`srun`/`timeout` decide by what they r
 accelerate, deepspeed, `mpirun python train.py`, a script file) keeps the pod what its kind
 says; so does a container whose entrypoint the manifest does not show. MPI workers that only
 run `sshd` are diagnostic when the launcher is. The checkpoint rules (KG201-KG203) skip
-diagnostic pods and the restart budget (KG401) skips a workload whose GPU pods all are; every
-other rule still applies. A configuration extends the list under `params:`.
+diagnostic pods, and the rules about how training is placed and restarted (KG108, KG401, KG405,
+KG407) skip a workload whose GPU pods all are; every other rule still applies. A configuration extends the list under `params:`.
 
 ## A TrainJob with its runtime
 
