@@ -29,16 +29,22 @@ if TYPE_CHECKING:  # the view's types cost nothing at run time (workloads/viewty
 __all__ = ["COSTLY", "ViewContext", "WorkloadView", "workload_view"]
 
 _DISTRIBUTED_ENV = ("MASTER_ADDR", "WORLD_SIZE")
-_DISTRIBUTED_KINDS = frozenset(("PyTorchJob", "TrainJob", "ElasticJob", "HyperPodPyTorchJob"))
+_DISTRIBUTED_KINDS = frozenset(("PyTorchJob", "ElasticJob", "HyperPodPyTorchJob"))
 # A Kubeflow Trainer runtime whose mlPolicy names `torch`: its torch plugin gives the trainer
 # containers torchrun's PET_* variables (research/env-vars.md), whatever their command says.
+# A TrainJob is what its runtime is (Trainer runs MPI, Flux, JAX too); without the runtime in
+# the input, only its own command and env can tell.
 _RUNTIME_KINDS = frozenset(("TrainingRuntime", "ClusterTrainingRuntime"))
 
 
-def _torch_runtime(resource: Resource) -> bool:
-    if resource.kind not in _RUNTIME_KINDS:
-        return False
-    ml_policy = as_dict(as_dict(resource.data.get("spec")).get("mlPolicy"))
+def _torch_policy(resource: Resource, rule: KindRule, context: ViewContext) -> bool:
+    """A Trainer runtime, or a TrainJob's runtime in the input, whose mlPolicy names torch."""
+    if resource.kind in _RUNTIME_KINDS:
+        runtime: dict[str, Any] | None = resource.data
+    else:
+        found = runtime_of(resource, context.index) if rule.merge == "trainer-runtime" else None
+        runtime = found[1] if found is not None else None
+    ml_policy = as_dict(as_dict(as_dict(runtime).get("spec")).get("mlPolicy"))
     return isinstance(ml_policy.get("torch"), dict)
 
 
@@ -162,7 +168,7 @@ def workload_view(resource: Resource, rule: KindRule, context: ViewContext) -> W
     max_pod_gpus = max((p["gpus"] for p in pods if p["has_gpu"] and p["gpus"] is not None), default=0)
     unknown_gpus = any(p["has_gpu"] and p["gpus"] is None for p in pods)
     launchers = sorted({name for p in pods for name in p["launchers"]})
-    pytorch = resource.kind in _DISTRIBUTED_KINDS or _torch_runtime(resource) or bool(launchers) \
+    pytorch = resource.kind in _DISTRIBUTED_KINDS or _torch_policy(resource, rule, context) or bool(launchers) \
         or any(_torch_env(p["env"]) for p in pods)
     many = pods_total is None or pods_total > 1 or max_pod_gpus > 1 or unknown_gpus
     summary.update({

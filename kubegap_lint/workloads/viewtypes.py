@@ -188,7 +188,8 @@ class WorkloadSummary(_WorkloadKeys):
     nccl_gpu: Annotated[bool, "one of them is an NVIDIA or AMD GPU (`param('nccl_gpu_resources')`, GPU DRA claims)"]
     multi_pod: Annotated[bool | None, "`pods_total > 1`; null when unknown"]
     distributed_pytorch: Annotated[
-        bool, "PyTorchJob, TrainJob or ElasticJob kind, or a launcher in a command (`torchrun`,"
+        bool, "PyTorchJob, ElasticJob or HyperPodPyTorchJob kind, a Trainer runtime (or a TrainJob's runtime in"
+              " the input) whose `mlPolicy` names `torch`, or a launcher in a command (`torchrun`,"
               " `torch.distributed.run`/`launch`, `accelerate launch`, `deepspeed`), or `MASTER_ADDR`,"
               " `WORLD_SIZE` or `PET_*` env; and more than one pod or GPU (or an unknown count)"]
     launchers: Annotated[list[str], "the launchers found in commands"]
