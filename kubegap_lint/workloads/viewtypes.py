@@ -166,7 +166,8 @@ _WorkloadKeys = TypedDict("_WorkloadKeys", {
     "apiVersion": Annotated["str | None", "from the resource"],
     "name": Annotated["str | None", "from the resource"],
     "namespace": Annotated["str | None", "from the resource"],
-    "class": Annotated[str, "`training`, `serving` or `other`, from the table (`other` for a walked kind);"
+    "class": Annotated[str, "`training`, `serving` or `other`, from the table (`other` for a walked kind; for a"
+                            " kind that only holds whole resources, theirs when they share one);"
                             " `diagnostic` when every GPU pod is diagnostic (below)"],
 })
 
@@ -194,7 +195,8 @@ class WorkloadSummary(_WorkloadKeys):
     launchers: Annotated[list[str], "the launchers found in commands"]
     diagnostic: Annotated[bool, "every GPU pod only runs a diagnostic or idles (below); KG201-KG203 and KG401 skip it"]
     found_by: Annotated[str, "the table entry that read the resource (`table:apps/Deployment`), or `walk`"]
-    runtime: Annotated[Any, "a TrainJob merged with its runtime: `kind`, `name`; else null"]
+    runtime: Annotated[Any, "a TrainJob merged with its runtime: `kind`, `name`, and `max_restarts`, its JobSet"
+                            " template's `failurePolicy.maxRestarts` as written (null: unset); else null"]
     runtime_missing: Annotated[Any, "a TrainJob whose runtime is not in the input: `kind`, `name` (KG008 says"
                                     " which rules did not judge it); else null"]
     unrendered_counts: Annotated[list[Any], "counts that are unrendered placeholders (`$N`, `${N}`, `__N__`,"
@@ -210,7 +212,8 @@ class _PodOptional(TypedDict, total=False):
 
 # `class` is a Python keyword: declared the functional way.
 _PodKeys = TypedDict("_PodKeys", {
-    "class": Annotated[str, "`diagnostic` when the pod is diagnostic, else the workload's table class"],
+    "class": Annotated[str, "`diagnostic` when the pod is diagnostic, else its embedded resource's class (an"
+                            " AppWrapper component), else the workload's table class"],
 })
 
 
@@ -225,14 +228,16 @@ class PodView(_PodKeys, _PodOptional):
     gpus: Annotated[int | None, "accelerators per pod (sum over containers, init containers excluded); null when unknown"]
     has_gpu: Annotated[bool, "a container requests an accelerator"]
     found_by: Annotated[str, "`table:...` or `walk` (above); `table:trainer.kubeflow.org/TrainJob+runtime` for merged pods"]
-    embedded: Annotated[Any, "for a resource held in another (Katib's trialSpec): `path`, `kind`, `class` of the"
-                             " inner resource; else null"]
+    embedded: Annotated[Any, "for a resource held in another (Katib's trialSpec, an AppWrapper component): `path`,"
+                             " `kind`, `class` and `replicas` (its own replica paths; null without) of the inner"
+                             " resource; else null"]
     diagnostic: Annotated[bool, "every container (native sidecars too) only runs a diagnostic or idles"]
     follows: Annotated[bool, "every container only serves another pod (an MPI worker's `sshd`): the pod is"
                              " diagnostic when the other pods are"]
     nccl_gpu: Annotated[bool, "one of them is an NVIDIA or AMD GPU"]
     accelerators: Annotated[dict[str, int | None], "accelerator resource name to count, over the containers"]
-    partial: Annotated[bool, "the pod spec is completed elsewhere (TrainJob's runtime): volume rules skip it"]
+    partial: Annotated[bool, "the pod spec is completed elsewhere (TrainJob's runtime, an Argo template): volume"
+                             " rules skip it"]
     metadata: Annotated[Raw, "the template's metadata"]
     labels: Annotated[Raw, "the template's labels"]
     annotations: Annotated[Raw, "the template's annotations"]
