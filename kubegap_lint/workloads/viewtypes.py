@@ -342,6 +342,15 @@ all walked: each counts a sibling `replicas` (else 1), and its role is the neare
 not `template` or `spec` (a list entry's `name`). Such a workload gets every rule that needs
 neither a class nor a count (KG501, KG503, the NCCL rules that read env, ...).
 
+Some kinds hold whole resources (Katib's `trialTemplate.trialSpec`, each Kueue AppWrapper
+component's `template`): each is read by its own kind's entry, and a kind that holds only
+resources takes their class when they share one (an AppWrapper of a Deployment is serving, of a
+PyTorchJob training; of both, `other`, each pod keeping its resource's class). Some name one
+container the pod is built around elsewhere (a TrainJob's `trainer`, an Argo Workflow
+template's `container`, `script` or `containerSet`): the table reads it, the pod is `partial`
+(the rules that judge a whole pod spec skip it), and an Argo template's pod count is unknown
+(the steps or DAG tasks that call it decide).
+
 Every pod says what found it (`found_by`): `table:<group>/<Kind>` (`table:<group>/<version>/<Kind>`
 for a versioned entry such as MPIJob `kubeflow.org/v1alpha1`) or `walk`; findings carry it into
 the JSON output (`found_by`).
