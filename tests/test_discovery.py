@@ -562,3 +562,26 @@ def test_unknown_kind_without_containers_among_its_recorded_keys_is_no_workload(
     assert table.lookup_or_infer(trainer.data, trainer.positions.keys) is GENERIC
     assert table.lookup_or_infer(trainer.data, []) is GENERIC  # nothing recorded: the walk decides
     assert table.lookup_or_infer(trainer.data) is GENERIC
+
+
+def test_placeholder_count_in_a_wrapped_resource_is_named_by_its_full_path() -> None:
+    """A count read from an embedded resource's own root (a wrapped Deployment's replicas) is
+    named below the component that holds it, so the note says where to look."""
+    result = _lint("""\
+apiVersion: workload.codeflare.dev/v1beta2
+kind: AppWrapper
+metadata: {name: aw}
+spec:
+  components:
+    - template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: d}
+        spec:
+          replicas: $REPLICAS
+          template: {spec: {containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 1}}}]}}
+""", ["KG008", "KG103"])
+    assert _found(result) == [
+        ("KG008", 11, "spec.components[0].template.spec.replicas is '$REPLICAS', an unrendered placeholder: "
+         "KG103 need this count and did not judge AppWrapper aw"),
+    ]

@@ -68,7 +68,7 @@ def table_pods(data: dict[str, Any], kind_rule: KindRule, kind_table: KindTable 
         for role, base, entry, entry_where in _templates(data, rule, where):
             base = ".".join(p for p in (prefix, base) if p)
             replicas, placeholders = table_count(rule, entry if per_entry else data, data,
-                                                 base if per_entry else prefix)
+                                                 base if per_entry else prefix, prefix)
             pod = pod_record(rule, role, base, entry, entry_where, replicas=replicas, found_by=kind_rule.found_by,
                              placeholders=placeholders, gpu_share=gpu_share)
             if pod is not None:

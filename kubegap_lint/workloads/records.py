@@ -141,10 +141,11 @@ def pod_record(rule: TemplateRule, role: str, base: str, holder: dict[str, Any],
 
 
 def table_count(rule: TemplateRule, source: dict[str, Any], root: dict[str, Any],
-                base: str) -> tuple[int | None, tuple[dict[str, Any], ...]]:
+                base: str, root_base: str = "") -> tuple[int | None, tuple[dict[str, Any], ...]]:
     """The pods a table template makes (its counts multiplied; None when one is unknown), and
     the counts that are unrendered placeholders (`field` is a view path below `base`, unless
-    read from `root`, the resource)."""
+    read from `root`, the resource, whose own view path is `root_base`: "" at the top, the
+    holder's path for a resource embedded in another)."""
     placeholders: list[dict[str, Any]] = []
 
     def count(holder: dict[str, Any], path: tuple[str, ...], default: int | None) -> int | None:
@@ -152,7 +153,7 @@ def table_count(rule: TemplateRule, source: dict[str, Any], root: dict[str, Any]
         value = default if raw is None else as_count(raw)
         if value is None and is_placeholder(raw):
             parent = get_path(holder, path[:-1]) if len(path) > 1 else holder
-            prefix = "" if holder is root else base
+            prefix = root_base if holder is root else base
             placeholders.append({"field": ".".join(p for p in (prefix, ".".join(path)) if p),
                                  "value": str(raw), "node": parent})
         return value
