@@ -216,7 +216,7 @@ spec:
 """, ["KG001"])
     assert [(v["name"], v["found_by"], v["has_gpu"], v["pods_total"], v["gpus_total"]) for v in result.views] == [
         ("old", "table:kubeflow.org/v1alpha1/MPIJob", True, None, None),
-        ("old-replicas", "table:kubeflow.org/v1alpha1/MPIJob", True, 2, 8),
+        ("old-replicas", "table:kubeflow.org/v1alpha1/MPIJob", True, 3, 8),  # a launcher and 2 workers
         ("new", "table:kubeflow.org/MPIJob", True, 2, 16),
     ]
 
@@ -341,7 +341,7 @@ def test_trainjob_is_judged_merged_with_its_runtime_in_the_input() -> None:
     assert (node["replicas"], node["gpus"], node["partial"], node["env"]) == (
         2, 4, False, {"FROM_RUNTIME": "1", "FROM_TRAINJOB": "2"})
     assert (trainjob["pods_total"], trainjob["gpus_total"], trainjob["runtime"]) == (
-        2, 8, {"kind": "ClusterTrainingRuntime", "name": "torch-distributed"})
+        2, 8, {"kind": "ClusterTrainingRuntime", "name": "torch-distributed", "max_restarts": None})
     # The /dev/shm of the override counts (no KG501); the finding points at the override, the
     # place a fix in the TrainJob goes, and names both.
     assert [(f.rule_id, f.location.line, f.message) for f in result.findings
@@ -353,6 +353,21 @@ def test_trainjob_is_judged_merged_with_its_runtime_in_the_input() -> None:
          "(4 GPUs each) mount no persistent volume and name no object store: checkpoints written there "
          "die with the pod, and a restart starts training over"),
     ]
+
+
+def test_trainjob_merged_with_a_runtime_without_max_restarts_has_no_restart_budget() -> None:
+    """KG401 reads the runtime's JobSet failurePolicy for the TrainJob (the runtime itself holds
+    no GPU, so only the TrainJob can say it), at the TrainJob's runtimeRef; a runtime with a
+    budget gives none."""
+    result = _lint(RUNTIME + "---\n" + TRAINJOB, ["KG401"])
+    assert _found(result) == [
+        ("KG401", 31, "its ClusterTrainingRuntime torch-distributed sets no failurePolicy.maxRestarts in its "
+         "JobSet template (or 0, the default), so the first pod failure fails this TrainJob"),
+    ]
+    budgeted = RUNTIME.replace("    spec:\n      replicatedJobs:", "    spec:\n      failurePolicy: {maxRestarts: 3}\n"
+                               "      replicatedJobs:", 1)
+    assert budgeted != RUNTIME
+    assert _found(_lint(budgeted + "---\n" + TRAINJOB, ["KG401"])) == []
 
 
 def test_trainjob_without_its_runtime_gets_one_note_and_no_guesses() -> None:
@@ -547,3 +562,26 @@ def test_unknown_kind_without_containers_among_its_recorded_keys_is_no_workload(
     assert table.lookup_or_infer(trainer.data, trainer.positions.keys) is GENERIC
     assert table.lookup_or_infer(trainer.data, []) is GENERIC  # nothing recorded: the walk decides
     assert table.lookup_or_infer(trainer.data) is GENERIC
+
+
+def test_placeholder_count_in_a_wrapped_resource_is_named_by_its_full_path() -> None:
+    """A count read from an embedded resource's own root (a wrapped Deployment's replicas) is
+    named below the component that holds it, so the note says where to look."""
+    result = _lint("""\
+apiVersion: workload.codeflare.dev/v1beta2
+kind: AppWrapper
+metadata: {name: aw}
+spec:
+  components:
+    - template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: d}
+        spec:
+          replicas: $REPLICAS
+          template: {spec: {containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 1}}}]}}
+""", ["KG008", "KG103"])
+    assert _found(result) == [
+        ("KG008", 11, "spec.components[0].template.spec.replicas is '$REPLICAS', an unrendered placeholder: "
+         "KG103 need this count and did not judge AppWrapper aw"),
+    ]

@@ -419,3 +419,128 @@ def test_torch_distributed_variables_make_a_multi_gpu_pod_distributed_pytorch(en
         "image: registry.example/t:1", f"image: registry.example/t:1\n          env: {env}")
     (view,) = _views(job)
     assert view["distributed_pytorch"] is distributed and view["launchers"] == []
+
+
+APPWRAPPER = """
+apiVersion: workload.codeflare.dev/v1beta2
+kind: AppWrapper
+metadata: {name: train}
+spec:
+  components:
+    - template:
+        apiVersion: kubeflow.org/v1
+        kind: PyTorchJob
+        metadata: {name: p}
+        spec:
+          pytorchReplicaSpecs:
+            Worker: {replicas: 3, template: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 8}}}]}}}
+    - template:
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: j}
+        spec: {parallelism: 2, template: {spec: {containers: [{name: c}]}}}
+---
+apiVersion: workload.codeflare.dev/v1beta2
+kind: AppWrapper
+metadata: {name: serve}
+spec:
+  components:
+    - template:
+        apiVersion: leaderworkerset.x-k8s.io/v1
+        kind: LeaderWorkerSet
+        metadata: {name: lws}
+        spec:
+          replicas: 2
+          leaderWorkerTemplate:
+            size: 3
+            workerTemplate: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 1}}}]}}
+---
+apiVersion: workload.codeflare.dev/v1beta2
+kind: AppWrapper
+metadata: {name: mixed}
+spec:
+  components:
+    - template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: d}
+        spec: {replicas: 2, template: {spec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]}}}
+    - template:
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: j}
+        spec: {template: {spec: {containers: [{name: c}]}}}
+"""
+
+
+def test_appwrapper_components_are_read_by_their_own_entries_and_decide_the_class() -> None:
+    """Each component is a whole resource read by its own entry (paths under its component);
+    components of one class give the AppWrapper that class, and their own replica count (an
+    LWS counts groups, not pods); mixed classes keep the table's `other`, each pod its own."""
+    train, serve, mixed = _views(APPWRAPPER)
+    assert _summary(train) == ("AppWrapper", [("Worker", 3, 8), ("pod", 2, 0)], 5, 24, True, False)
+    assert [p["path"] for p in train["pods"]] == [
+        "spec.components[0].template.spec.pytorchReplicaSpecs.Worker.template",
+        "spec.components[1].template.spec.template"]
+    assert _summary(serve) == ("AppWrapper", [("worker", 6, 1)], 6, 6, False, True)
+    assert (serve["replicas"], serve["class"]) == (2, "serving")
+    assert (mixed["class"], [p["class"] for p in mixed["pods"]]) == ("other", ["serving", "training"])
+    assert [p["embedded"]["kind"] for p in mixed["pods"]] == ["Deployment", "Job"]
+
+
+def test_raycronjob_reads_its_rayjob_template() -> None:
+    (view,) = _views("""
+apiVersion: ray.io/v1
+kind: RayCronJob
+metadata: {name: nightly}
+spec:
+  schedule: "0 2 * * *"
+  jobTemplate:
+    rayClusterSpec:
+      headGroupSpec: {template: {spec: {containers: [{name: head}]}}}
+      workerGroupSpecs:
+        - {groupName: gpu, replicas: 2, numOfHosts: 2, template: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 4}}}]}}}
+    submitterPodTemplate: {spec: {containers: [{name: submit}]}}
+""")
+    assert _summary(view) == ("RayCronJob", [("head", 1, 0), ("gpu", 4, 4), ("submitter", 1, 0)], 6, 16, True, False)
+
+
+@pytest.mark.parametrize("kind,templates", [
+    ("Workflow", "spec.templates"), ("WorkflowTemplate", "spec.templates"),
+    ("ClusterWorkflowTemplate", "spec.templates"), ("CronWorkflow", "spec.workflowSpec.templates")])
+def test_argo_templates_are_partial_pods_of_unknown_count(kind: str, templates: str) -> None:
+    """container, script and containerSet templates are pods Argo completes (partial); how many
+    pods each makes is up to the steps that call it (unknown); steps templates make none."""
+    body = """
+- name: main
+  steps: [[{name: a, template: train}]]
+- name: train
+  container: {image: i, command: [python, t.py], resources: {limits: {nvidia.com/gpu: 8}}}
+- name: prep
+  script: {image: python, command: [python], source: print(1)}
+- name: set
+  containerSet: {containers: [{name: main, image: i, resources: {limits: {nvidia.com/gpu: 2}}}]}
+"""
+    *parents, leaf = templates.split(".")
+    nested = "\n".join(f"{'  ' * n}{key}:" for n, key in enumerate(parents))
+    indent = "  " * len(parents)
+    text = (f"apiVersion: argoproj.io/v1alpha1\nkind: {kind}\nmetadata: {{name: w}}\n{nested}\n"
+            f"{indent}{leaf}:" + "".join(f"\n{indent}  {line}" for line in body.strip().splitlines()))
+    (view,) = _views(text)
+    assert _summary(view) == (kind, [("train", None, 8), ("prep", None, 0), ("set", None, 2)], None, None, True, False)
+    assert [p["partial"] for p in view["pods"]] == [True, True, True]
+    assert [p["path"] for p in view["pods"]] == [f"{templates}[1].container", f"{templates}[2].script",
+                                                 f"{templates}[3].containerSet"]
+
+
+def test_mpijob_v1alpha1_has_a_launcher_made_from_the_workers_template() -> None:
+    (view,) = _views("""
+apiVersion: kubeflow.org/v1alpha1
+kind: MPIJob
+metadata: {name: m}
+spec:
+  replicas: 1
+  template: {spec: {containers: [{name: w, image: i, resources: {limits: {nvidia.com/gpu: 4}}}]}}
+""")
+    assert _summary(view) == ("MPIJob", [("launcher", 1, 0), ("worker", 1, 4)], 2, 4, True, False)
+    assert view["pods"][0]["spec"]["containers"][0].get("resources") is None

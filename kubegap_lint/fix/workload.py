@@ -15,7 +15,8 @@ from kubegap_lint.fix.site import Site
 from kubegap_lint.fix.writer import set_path
 
 # kind: (the field from the finding's place, the policy's example value)
-RESTART_BUDGETS = {"JobSet": ("failurePolicy.maxRestarts", 10), "RayJob": ("backoffLimit", 3)}
+RESTART_BUDGETS = {"JobSet": ("failurePolicy.maxRestarts", 10), "RayJob": ("backoffLimit", 3),
+                   "RayCronJob": ("jobTemplate.backoffLimit", 3)}  # its jobTemplate is a RayJob spec
 
 
 def _kind(site: Site) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kubegap_lint.catalog.datafile import load_validated, schema_errors
+from kubegap_lint.core.coerce import as_count
 from kubegap_lint.core.datapaths import policies_dir
 from kubegap_lint.core.errors import DataFileError
 from kubegap_lint.core.record import record
@@ -43,13 +44,15 @@ class TemplateRule:
     spec: Path_ | None
     container: Path_ | None
     replicas: tuple[Path_, ...]
-    default_replicas: int
+    default_replicas: int | None  # None: the manifest does not say (an Argo template's pods)
     less_one_when: Path_ | None
     counts_as_replicas: bool
     resource: Path_ | None = None  # an embedded resource read by its own kind entry (Katib)
     model: Path_ | None = None  # a container-like mapping in the inline spec (KServe predictor.model)
     root_replicas: tuple[Path_, ...] = ()  # counts read from the resource root, not the entry
     gpus: Path_ | None = None  # total GPUs the operator spreads over the pods (MPIJob v1alpha1)
+    partial: bool = False  # the pod spec is completed elsewhere (an Argo containerSet's template)
+    strip_resources: bool = False  # the operator clears the first container's resources (MPIJob v1alpha1 launcher)
 
 
 @record(frozen=True)
@@ -72,9 +75,24 @@ class KindRule:
         return f"table:{group}{version}{self.kind}" if self.kind != "*" else "walk"
 
 
+def declared_replicas(data: dict[str, Any], rule: KindRule) -> int | None:
+    """The replica count the kind's own paths give (missing: 1); None when one is unreadable."""
+    replicas: int | None = 1
+    for path in rule.replicas:
+        raw = get_path(data, path)
+        value = 1 if raw is None else as_count(raw)
+        replicas = None if value is None or replicas is None else replicas * value
+    return replicas
+
+
 def _opt_path(entry: dict[str, Any], key: str) -> Path_ | None:
     value = entry.get(key)
     return split_path(value) if isinstance(value, str) else None
+
+
+def _default_replicas(entry: dict[str, Any]) -> int | None:
+    value = entry.get("default_replicas", 1)
+    return None if value is None else int(value)
 
 
 def _rule(entry: dict[str, Any]) -> KindRule:
@@ -88,13 +106,15 @@ def _rule(entry: dict[str, Any]) -> KindRule:
             spec=_opt_path(t, "spec"),
             container=_opt_path(t, "container"),
             replicas=tuple(split_path(p) for p in t.get("replicas", [])),
-            default_replicas=int(t.get("default_replicas", 1)),
+            default_replicas=_default_replicas(t),
             less_one_when=_opt_path(t, "less_one_when"),
             counts_as_replicas=bool(t.get("counts_as_replicas", False)),
             resource=_opt_path(t, "resource"),
             model=_opt_path(t, "model"),
             root_replicas=tuple(split_path(p) for p in t.get("root_replicas", [])),
             gpus=_opt_path(t, "gpus"),
+            partial=bool(t.get("partial", False)),
+            strip_resources=bool(t.get("strip_resources", False)),
         )
         for t in entry["templates"]
     )

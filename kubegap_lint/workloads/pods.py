@@ -15,7 +15,7 @@ from kubegap_lint.core.coerce import as_dict, as_list
 from kubegap_lint.core.keypaths import Where, sub
 from kubegap_lint.input.read import Resource
 from kubegap_lint.workloads.context import ViewContext
-from kubegap_lint.workloads.kinds import KindRule, KindTable, TemplateRule, get_path
+from kubegap_lint.workloads.kinds import KindRule, KindTable, TemplateRule, declared_replicas, get_path
 from kubegap_lint.workloads.records import Pod, pod_record, table_count
 from kubegap_lint.workloads.trainjob import merged_pods, override_nodes
 from kubegap_lint.workloads.walked import walked_pods
@@ -68,7 +68,7 @@ def table_pods(data: dict[str, Any], kind_rule: KindRule, kind_table: KindTable 
         for role, base, entry, entry_where in _templates(data, rule, where):
             base = ".".join(p for p in (prefix, base) if p)
             replicas, placeholders = table_count(rule, entry if per_entry else data, data,
-                                                 base if per_entry else prefix)
+                                                 base if per_entry else prefix, prefix)
             pod = pod_record(rule, role, base, entry, entry_where, replicas=replicas, found_by=kind_rule.found_by,
                              placeholders=placeholders, gpu_share=gpu_share)
             if pod is not None:
@@ -78,16 +78,29 @@ def table_pods(data: dict[str, Any], kind_rule: KindRule, kind_table: KindTable 
 
 def _embedded_pods(data: dict[str, Any], rule: TemplateRule, kind_table: KindTable | None, prefix: str,
                    depth: int, where: Where) -> list[Pod]:
-    """Pods of a whole resource held inside this one (a Katib trial's PyTorchJob or Job), read
-    by that resource's own entry; paths keep the holder's prefix."""
+    """Pods of whole resources held inside this one (a Katib trial's PyTorchJob or Job; with
+    `each_item`, each AppWrapper component's Job, PyTorchJob or Deployment), each read by that
+    resource's own entry; paths keep the holder's prefix."""
     assert rule.resource is not None
-    inner = get_path(data, rule.resource)
-    if kind_table is None or not isinstance(inner, dict) or depth > 3:
+    if kind_table is None or depth > 3:
         return []
-    inner_rule = kind_table.lookup(inner.get("apiVersion"), inner.get("kind"))
-    if inner_rule is None:
-        return []
-    path = ".".join(p for p in (prefix, ".".join(rule.resource)) if p)
-    embedded = {"path": path, "kind": inner.get("kind"), "class": inner_rule.workload_class}
-    return [dataclasses.replace(pod, embedded=embedded)
-            for pod in table_pods(inner, inner_rule, kind_table, path, depth + 1, sub(where, *rule.resource))]
+    if rule.each_item is None:
+        holders: list[tuple[Any, str, Where]] = [(data, "", where)]
+    else:
+        items = ".".join(rule.each_item)
+        holders = [(entry, f"{items}[{n}]", sub(where, *rule.each_item, n))
+                   for n, entry in enumerate(as_list(get_path(data, rule.each_item)))]
+    pods: list[Pod] = []
+    for holder, base, holder_where in holders:
+        inner = get_path(holder, rule.resource)
+        inner_rule = kind_table.lookup(inner.get("apiVersion"), inner.get("kind")) if isinstance(inner, dict) else None
+        if inner_rule is None:
+            continue  # not a resource the table knows: the walk finds its pod templates
+        assert isinstance(inner, dict)
+        path = ".".join(p for p in (prefix, base, ".".join(rule.resource)) if p)
+        embedded = {"path": path, "kind": inner.get("kind"), "class": inner_rule.workload_class,
+                    "replicas": declared_replicas(inner, inner_rule) if inner_rule.replicas else None}
+        pods.extend(dataclasses.replace(pod, embedded=embedded)
+                    for pod in table_pods(inner, inner_rule, kind_table, path, depth + 1,
+                                          sub(holder_where, *rule.resource)))
+    return pods

@@ -81,19 +81,30 @@ def _model_spec(spec: dict[str, Any], rule: TemplateRule) -> dict[str, Any] | No
     return dict(spec, containers=[synthetic] + list(as_list(spec.get("containers"))))
 
 
+def _without_resources(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec with its first container's limits and requests cleared, as the MPI operator
+    (v1alpha1) makes its launcher pod from the workers' template."""
+    containers = list(as_list(spec.get("containers")))
+    if containers and isinstance(containers[0], dict):
+        containers[0] = {k: v for k, v in containers[0].items() if k != "resources"}
+    return dict(spec, containers=containers)
+
+
 def pod_record(rule: TemplateRule, role: str, base: str, holder: dict[str, Any], where: Where, *,
                replicas: int | None, found_by: str, placeholders: tuple[dict[str, Any], ...] = (),
                gpu_share: bool = False) -> Pod | None:
     """The pod `rule` reads in `holder` (whose key path is `where`); None when it holds none."""
     metadata: dict[str, Any] = {}
     metadata_where = spec_where = model_where = lone_where = None
-    partial = False
+    partial = rule.partial
     if rule.template is not None:
         node = get_path(holder, rule.template)
         spec = node.get("spec") if isinstance(node, dict) else None
         if not isinstance(spec, dict):
             return None
         metadata = as_dict(node.get("metadata"))
+        if rule.strip_resources:
+            spec = _without_resources(spec)
         node_where = sub(where, *rule.template)
         spec_where, metadata_where = sub(node_where, "spec"), sub(node_where, "metadata")
         rel = rule.template
@@ -130,10 +141,11 @@ def pod_record(rule: TemplateRule, role: str, base: str, holder: dict[str, Any],
 
 
 def table_count(rule: TemplateRule, source: dict[str, Any], root: dict[str, Any],
-                base: str) -> tuple[int | None, tuple[dict[str, Any], ...]]:
+                base: str, root_base: str = "") -> tuple[int | None, tuple[dict[str, Any], ...]]:
     """The pods a table template makes (its counts multiplied; None when one is unknown), and
     the counts that are unrendered placeholders (`field` is a view path below `base`, unless
-    read from `root`, the resource)."""
+    read from `root`, the resource, whose own view path is `root_base`: "" at the top, the
+    holder's path for a resource embedded in another)."""
     placeholders: list[dict[str, Any]] = []
 
     def count(holder: dict[str, Any], path: tuple[str, ...], default: int | None) -> int | None:
@@ -141,12 +153,13 @@ def table_count(rule: TemplateRule, source: dict[str, Any], root: dict[str, Any]
         value = default if raw is None else as_count(raw)
         if value is None and is_placeholder(raw):
             parent = get_path(holder, path[:-1]) if len(path) > 1 else holder
-            prefix = "" if holder is root else base
+            prefix = root_base if holder is root else base
             placeholders.append({"field": ".".join(p for p in (prefix, ".".join(path)) if p),
                                  "value": str(raw), "node": parent})
         return value
 
-    total: int | None = 1
+    # No count path and no default: the manifest does not say how many (an Argo template)
+    total: int | None = None if not rule.replicas and rule.default_replicas is None else 1
     for path in rule.replicas:
         value = count(source, path, rule.default_replicas)
         total = None if value is None or total is None else total * value

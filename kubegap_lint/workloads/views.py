@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from kubegap_lint.core.coerce import as_count, as_dict, as_list
+from kubegap_lint.core.coerce import as_dict, as_list
 from kubegap_lint.input.read import Resource
 from kubegap_lint.workloads.context import ViewContext
 from kubegap_lint.workloads.facts import COSTLY, add_facts
-from kubegap_lint.workloads.kinds import KindRule, get_path
+from kubegap_lint.workloads.kinds import KindRule, declared_replicas, get_path
 from kubegap_lint.workloads.pods import pods_of
 from kubegap_lint.workloads.podview import pod_view
 from kubegap_lint.workloads.records import Pod
@@ -57,21 +57,35 @@ def _torch_env(env: dict[str, Any]) -> bool:
     return "\0PET_" in "\0" + "\0".join(env) and any(name.startswith("PET_") for name in env)
 
 
-def _summary(resource: Resource, rule: KindRule, context: ViewContext) -> dict[str, Any]:
+def workload_class(rule: KindRule, records: list[Pod]) -> str:
+    """The kind's class; for a kind that only holds whole resources (an AppWrapper's
+    components, a Katib trial), theirs when they agree: a wrapped Deployment serves, a
+    wrapped PyTorchJob trains. Mixed classes keep the kind's."""
+    if not rule.templates or any(t.resource is None for t in rule.templates):
+        return rule.workload_class
+    found = {str(r.embedded["class"]) for r in records if r.embedded is not None}
+    return found.pop() if len(found) == 1 else rule.workload_class
+
+
+def _summary(resource: Resource, rule: KindRule, context: ViewContext, kind_class: str) -> dict[str, Any]:
     """The workload's scalar fields that do not depend on its pods (each pod's `workload`)."""
     runtime = runtime_missing = None
     found = runtime_of(resource, context.index) if rule.merge == "trainer-runtime" else None
     if found is not None:
         ref = {"kind": found[0][0], "name": found[0][1]}
-        runtime, runtime_missing = (ref, None) if found[1] is not None else (None, ref)
+        if found[1] is None:
+            runtime_missing = ref
+        else:  # the runtime's restart budget is the TrainJob's (KG401)
+            restarts = get_path(found[1], ("spec", "template", "spec", "failurePolicy", "maxRestarts"))
+            runtime = {**ref, "max_restarts": restarts}
     return {
         "kind": resource.kind,
         "apiVersion": resource.api_version,
         "name": resource.name,
         "namespace": resource.namespace,
-        "class": rule.workload_class,
-        "training": rule.workload_class == "training",
-        "serving": rule.workload_class == "serving",
+        "class": kind_class,
+        "training": kind_class == "training",
+        "serving": kind_class == "serving",
         "found_by": rule.found_by,
         "runtime": runtime,
         "runtime_missing": runtime_missing,
@@ -88,17 +102,17 @@ def _claim_templates(data: dict[str, Any], rule: KindRule) -> list[Any]:
 
 def _replicas(data: dict[str, Any], rule: KindRule, records: list[Pod], pods: list[dict[str, Any]],
               pods_total: int | None) -> int | None:
-    """The workload's replica count: the kind's own paths, else its counted templates' pods."""
+    """The workload's replica count: the kind's own paths, else its counted templates' pods;
+    for a kind that only holds whole resources, the sum of theirs (an AppWrapper's Deployment)."""
     if rule.replicas:
-        replicas: int | None = 1
-        for path in rule.replicas:
-            raw = get_path(data, path)
-            value = 1 if raw is None else as_count(raw)
-            replicas = None if value is None or replicas is None else replicas * value
-        return replicas
+        return declared_replicas(data, rule)
     if any(t.counts_as_replicas for t in rule.templates):
         counted = [view["replicas"] for record, view in zip(records, pods, strict=True) if record.counted]
         return None if any(c is None for c in counted) else sum(cast(list[int], counted))
+    if rule.templates and all(t.resource is not None for t in rule.templates):
+        held = {str(r.embedded["path"]): r.embedded.get("replicas") for r in records if r.embedded is not None}
+        if held and all(isinstance(c, int) for c in held.values()):
+            return sum(cast(list[int], list(held.values())))
     return pods_total
 
 
@@ -130,7 +144,7 @@ def _unrendered(records: list[Pod]) -> list[dict[str, Any]]:
     return found
 
 
-def _classify(summary: dict[str, Any], pods: list[dict[str, Any]], workload_class: str) -> bool:
+def _classify(summary: dict[str, Any], pods: list[dict[str, Any]], records: list[Pod], kind_class: str) -> bool:
     """Every GPU pod only runs a diagnostic or idles: class diagnostic (the checkpoint and
     restart rules skip it); `training` and `serving` still say what the kind is."""
     leading = [p for p in pods if not p["follows"]]
@@ -141,8 +155,9 @@ def _classify(summary: dict[str, Any], pods: list[dict[str, Any]], workload_clas
     diagnostic = bool(gpu_pods) and all(p["diagnostic"] for p in gpu_pods)
     if diagnostic:
         summary["class"] = "diagnostic"
-    for pod in pods:
-        pod["class"] = "diagnostic" if pod["diagnostic"] else workload_class
+    for pod, record in zip(pods, records, strict=True):  # an embedded resource's pods: its class
+        own = str(record.embedded["class"]) if record.embedded is not None else kind_class
+        pod["class"] = "diagnostic" if pod["diagnostic"] else own
     return diagnostic
 
 
@@ -152,7 +167,8 @@ def workload_view(resource: Resource, rule: KindRule, context: ViewContext) -> W
     if not records:
         return None
     data = resource.data
-    summary = _summary(resource, rule, context)
+    kind_class = workload_class(rule, records)
+    summary = _summary(resource, rule, context, kind_class)
     claim_templates = _claim_templates(data, rule)
     claim_names = {str(as_dict(as_dict(c).get("metadata")).get("name")) for c in claim_templates}
     pods: list[dict[str, Any]] = []
@@ -164,7 +180,7 @@ def workload_view(resource: Resource, rule: KindRule, context: ViewContext) -> W
             backends.update(chosen)
     pods_total, gpus_total = _totals(pods)
     has_gpu = any(p["has_gpu"] for p in pods)
-    diagnostic = _classify(summary, pods, rule.workload_class)
+    diagnostic = _classify(summary, pods, records, kind_class)
     max_pod_gpus = max((p["gpus"] for p in pods if p["has_gpu"] and p["gpus"] is not None), default=0)
     unknown_gpus = any(p["has_gpu"] and p["gpus"] is None for p in pods)
     launchers = sorted({name for p in pods for name in p["launchers"]})

@@ -166,7 +166,8 @@ _WorkloadKeys = TypedDict("_WorkloadKeys", {
     "apiVersion": Annotated["str | None", "from the resource"],
     "name": Annotated["str | None", "from the resource"],
     "namespace": Annotated["str | None", "from the resource"],
-    "class": Annotated[str, "`training`, `serving` or `other`, from the table (`other` for a walked kind);"
+    "class": Annotated[str, "`training`, `serving` or `other`, from the table (`other` for a walked kind; for a"
+                            " kind that only holds whole resources, theirs when they share one);"
                             " `diagnostic` when every GPU pod is diagnostic (below)"],
 })
 
@@ -195,7 +196,8 @@ class WorkloadSummary(_WorkloadKeys):
     launchers: Annotated[list[str], "the launchers found in commands"]
     diagnostic: Annotated[bool, "every GPU pod only runs a diagnostic or idles (below); KG108, KG401, KG405 and KG407 skip it"]
     found_by: Annotated[str, "the table entry that read the resource (`table:apps/Deployment`), or `walk`"]
-    runtime: Annotated[Any, "a TrainJob merged with its runtime: `kind`, `name`; else null"]
+    runtime: Annotated[Any, "a TrainJob merged with its runtime: `kind`, `name`, and `max_restarts`, its JobSet"
+                            " template's `failurePolicy.maxRestarts` as written (null: unset); else null"]
     runtime_missing: Annotated[Any, "a TrainJob whose runtime is not in the input: `kind`, `name` (KG008 says"
                                     " which rules did not judge it); else null"]
     unrendered_counts: Annotated[list[Any], "counts that are unrendered placeholders (`$N`, `${N}`, `__N__`,"
@@ -211,7 +213,8 @@ class _PodOptional(TypedDict, total=False):
 
 # `class` is a Python keyword: declared the functional way.
 _PodKeys = TypedDict("_PodKeys", {
-    "class": Annotated[str, "`diagnostic` when the pod is diagnostic, else the workload's table class"],
+    "class": Annotated[str, "`diagnostic` when the pod is diagnostic, else its embedded resource's class (an"
+                            " AppWrapper component), else the workload's table class"],
 })
 
 
@@ -226,14 +229,16 @@ class PodView(_PodKeys, _PodOptional):
     gpus: Annotated[int | None, "accelerators per pod (sum over containers, init containers excluded); null when unknown"]
     has_gpu: Annotated[bool, "a container requests an accelerator"]
     found_by: Annotated[str, "`table:...` or `walk` (above); `table:trainer.kubeflow.org/TrainJob+runtime` for merged pods"]
-    embedded: Annotated[Any, "for a resource held in another (Katib's trialSpec): `path`, `kind`, `class` of the"
-                             " inner resource; else null"]
+    embedded: Annotated[Any, "for a resource held in another (Katib's trialSpec, an AppWrapper component): `path`,"
+                             " `kind`, `class` and `replicas` (its own replica paths; null without) of the inner"
+                             " resource; else null"]
     diagnostic: Annotated[bool, "every container (native sidecars too) only runs a diagnostic or idles"]
     follows: Annotated[bool, "every container only serves another pod (an MPI worker's `sshd`): the pod is"
                              " diagnostic when the other pods are"]
     nccl_gpu: Annotated[bool, "one of them is an NVIDIA or AMD GPU"]
     accelerators: Annotated[dict[str, int | None], "accelerator resource name to count, over the containers"]
-    partial: Annotated[bool, "the pod spec is completed elsewhere (TrainJob's runtime): volume rules skip it"]
+    partial: Annotated[bool, "the pod spec is completed elsewhere (TrainJob's runtime, an Argo template): volume"
+                             " rules skip it"]
     metadata: Annotated[Raw, "the template's metadata"]
     labels: Annotated[Raw, "the template's labels"]
     annotations: Annotated[Raw, "the template's annotations"]
@@ -337,6 +342,15 @@ beside them. A kind the table does not know is a workload of class `other` whose
 all walked: each counts a sibling `replicas` (else 1), and its role is the nearest key that is
 not `template` or `spec` (a list entry's `name`). Such a workload gets every rule that needs
 neither a class nor a count (KG501, KG503, the NCCL rules that read env, ...).
+
+Some kinds hold whole resources (Katib's `trialTemplate.trialSpec`, each Kueue AppWrapper
+component's `template`): each is read by its own kind's entry, and a kind that holds only
+resources takes their class when they share one (an AppWrapper of a Deployment is serving, of a
+PyTorchJob training; of both, `other`, each pod keeping its resource's class). Some name one
+container the pod is built around elsewhere (a TrainJob's `trainer`, an Argo Workflow
+template's `container`, `script` or `containerSet`): the table reads it, the pod is `partial`
+(the rules that judge a whole pod spec skip it), and an Argo template's pod count is unknown
+(the steps or DAG tasks that call it decide).
 
 Every pod says what found it (`found_by`): `table:<group>/<Kind>` (`table:<group>/<version>/<Kind>`
 for a versioned entry such as MPIJob `kubeflow.org/v1alpha1`) or `walk`; findings carry it into
