@@ -218,3 +218,110 @@ def _serving_fact(container: dict[str, Any], pod: dict[str, Any], view: dict[str
     leader_template = view.get("kind") == "LeaderWorkerSet" and any(
         p.get("role") == "leader" for p in view.get("pods") or [])
     return _serving(container, pod, leader_template)
+
+
+def _port(raw: dict[str, Any]) -> Any:
+    """The first containerPort the container declares; None when it declares none."""
+    for entry in as_list(raw.get("ports")):
+        port = as_dict(entry).get("containerPort")
+        if port is not None:
+            return port
+    return None
+
+
+def _readiness(raw: dict[str, Any]) -> bool:
+    """A readiness probe over the network (httpGet, tcpSocket, grpc): the pod takes traffic."""
+    probe = as_dict(raw.get("readinessProbe"))
+    return any(key in probe for key in ("httpGet", "tcpSocket", "grpc"))
+
+
+def server_facts(container: dict[str, Any], pod: dict[str, Any], leader_template: bool) -> dict[str, Any] | None:
+    """How a container takes requests, when it does: it runs a serving engine, or it holds an
+    accelerator and declares a containerPort or a network readiness probe (a GPU server of any
+    image). None for a container that takes none, and for a worker rank of a multi-node engine."""
+    raw = as_dict(container.get("raw"))
+    serving = _serving(container, pod, leader_template)
+    if serving is not None:
+        if not serving["entry"]:
+            return None
+        by = serving["engine"]
+    elif container.get("gpus") == 0:
+        return None
+    else:
+        port = _port(raw)
+        if port is None and not _readiness(raw):
+            return None
+        words = script_words(container.get("command_line") or "")
+        rank = as_count(flag_value(words, ("--node-rank", "--node_rank")))
+        if (rank is not None and rank > 0) or "--headless" in words or \
+                (pod.get("role") == "worker" and leader_template):
+            return None
+        by = f"server on port {port}" if port is not None else "server with a readiness probe"
+    prestop = as_dict(raw.get("lifecycle")).get("preStop")
+    return {"by": by, "prestop": prestop if isinstance(prestop, dict) else None,
+            "grace_seconds": pod["grace_seconds"]}
+
+
+@fact("server", "container", "Any", "null unless the container takes requests: it runs a serving engine (`serving`, its `entry` ranks only), or it holds an accelerator and declares a `containerPort` or a readiness probe over the network (`httpGet`, `tcpSocket`, `grpc`), and is not a worker rank (`--node-rank` above 0, `--headless`, a LeaderWorkerSet's worker template beside a leader); `by` (the engine, or `server on port N` / `server with a readiness probe`), `prestop` (the `lifecycle.preStop` hook) and `grace_seconds` (the pod's, as written)")
+def _server_fact(container: dict[str, Any], pod: dict[str, Any], view: dict[str, Any],
+                 context: ViewContext) -> dict[str, Any] | None:
+    leader_template = view.get("kind") == "LeaderWorkerSet" and any(
+        p.get("role") == "leader" for p in view.get("pods") or [])
+    return server_facts(container, pod, leader_template)
+
+
+_MULTINODE_FLAGS = ("--nnodes", "--dist-init-addr", "--headless", "--node-rank", "--node_rank")
+_RAY_KINDS = frozenset(("RayService", "RayCluster"))
+
+
+def _group_size(view: dict[str, Any]) -> int | None:
+    spec = as_dict(as_dict(view.get("resource")).get("spec"))
+    return as_count(as_dict(spec.get("leaderWorkerTemplate")).get("size"))
+
+
+def _engine_flags(view: dict[str, Any]) -> tuple[bool, bool]:
+    """(a container runs a serving engine, one of them is a rank of a multi-node engine:
+    `--nnodes` above 1, `--dist-init-addr`, `--headless`, `--node-rank`)."""
+    engine = spanning = False
+    for pod in view.get("pods") or []:
+        for container in pod.get("containers") or []:
+            line = container.get("command_line") or ""
+            if serving_engine(container.get("image"), line, bool(as_dict(container.get("raw")).get("command"))) is None:
+                continue
+            engine = True
+            if "--n" in line or "--dist-init-addr" in line or "--headless" in line:
+                words = script_words(line)
+                nodes = as_count(flag_value(words, ("--nnodes",)))
+                spanning = spanning or (nodes is not None and nodes > 1) or any(
+                    w.partition("=")[0] in _MULTINODE_FLAGS[1:] for w in words)
+    return engine, spanning
+
+
+def multinode_serving(view: dict[str, Any]) -> bool:
+    """GPU serving whose one engine spans pods, so its pods talk NCCL to each other: a
+    LeaderWorkerSet group of more than one pod; a Ray cluster (RayService, or a RayCluster that
+    runs a serving engine) with more than one GPU pod; a serving workload with a GPU worker role
+    (LLMInferenceService `worker`, kthena's worker pods); a serving engine started with
+    multi-node flags."""
+    if view.get("training") or not view.get("nccl_gpu"):
+        return False
+    gpu_pods = [p for p in view.get("pods") or [] if p.get("has_gpu")]
+    kind = view.get("kind")
+    if kind == "LeaderWorkerSet":
+        size = _group_size(view)
+        return size is not None and size > 1
+    engine, spanning = _engine_flags(view)
+    if kind in _RAY_KINDS and (view.get("serving") or engine):
+        counts = [p.get("replicas") for p in gpu_pods]
+        return any(c is None for c in counts) or sum(c for c in counts if c is not None) > 1
+    if view.get("serving") and any(str(p.get("role")).endswith("worker") and p.get("replicas") != 0
+                                   for p in gpu_pods):
+        return True
+    return spanning
+
+
+@fact("multinode_serving", "workload", "bool", "GPU serving (NVIDIA or AMD) whose one engine spans pods: a LeaderWorkerSet of `size` above 1; a RayService, or a RayCluster whose command runs a serving engine, with more than one GPU pod; a serving workload with a GPU `worker` role (LLMInferenceService, kthena ModelServing); or a serving engine started with `--nnodes` above 1, `--dist-init-addr`, `--headless` or `--node-rank`", costly=False)
+def _multinode_serving(view: dict[str, Any], context: ViewContext) -> bool:
+    # Cheap (made for every view): KG305's applies_to reads it, and a costly fact there would
+    # make every fact KG305 reads at once (engine/guards.py). It reads the view's own keys only.
+    return multinode_serving(view)
