@@ -137,6 +137,9 @@ class PolicyFunctions(jmespath.functions.Functions):
                 self._lowered[id(words)] = found
         if path.endswith(_SCRIPT_SUFFIXES):
             path = path[:path.rfind("/") + 1]
+        lowered = path.lower()
+        if not any(word in lowered for word in found[1]):  # most paths: no word there at all
+            return False
         for word in _WORD_RE.findall(path[:MAX_MATCH_SUBJECT]):
             word = word.lower()
             if word in found[1] or (word[-1:] == "s" and word[:-1] in found[1]):

@@ -116,6 +116,9 @@ _SLEEP_ONLY = ("sleep",)  # the one program an idle container runs, besides shel
 def only_idles(raw: dict[str, Any]) -> bool:
     """The container runs nothing but a sleep (shell glue and `tail -f /dev/null` aside): a
     benchmark that sleeps once it is done does work first."""
+    words = " ".join(_strings(raw.get("command")) + _strings(raw.get("args")) + [str(raw.get("image") or "")])
+    if "sleep" not in words and "tail" not in words:  # what every idle container names
+        return False
     return container_is_diagnostic(_strings(raw.get("command")), _strings(raw.get("args")),
                                    raw.get("image"), _SLEEP_ONLY)
 

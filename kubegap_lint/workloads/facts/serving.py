@@ -249,13 +249,14 @@ def server_facts(container: dict[str, Any], pod: dict[str, Any], leader_template
         return None
     else:
         port = _port(raw)
-        if port is None and not _readiness(raw):
+        if (port is None and not _readiness(raw)) or (pod.get("role") == "worker" and leader_template):
             return None
-        words = script_words(container.get("command_line") or "")
-        rank = as_count(flag_value(words, ("--node-rank", "--node_rank")))
-        if (rank is not None and rank > 0) or "--headless" in words or \
-                (pod.get("role") == "worker" and leader_template):
-            return None
+        line = container.get("command_line") or ""
+        if "--node" in line or "--headless" in line:  # what a worker rank's flags hold: words only then
+            words = script_words(line)
+            rank = as_count(flag_value(words, ("--node-rank", "--node_rank")))
+            if (rank is not None and rank > 0) or "--headless" in words:
+                return None
         by = f"server on port {port}" if port is not None else "server with a readiness probe"
     prestop = as_dict(raw.get("lifecycle")).get("preStop")
     return {"by": by, "prestop": prestop if isinstance(prestop, dict) else None,
@@ -279,22 +280,21 @@ def _group_size(view: dict[str, Any]) -> int | None:
     return as_count(as_dict(spec.get("leaderWorkerTemplate")).get("size"))
 
 
-def _engine_flags(view: dict[str, Any]) -> tuple[bool, bool]:
-    """(a container runs a serving engine, one of them is a rank of a multi-node engine:
-    `--nnodes` above 1, `--dist-init-addr`, `--headless`, `--node-rank`)."""
-    engine = spanning = False
-    for pod in view.get("pods") or []:
-        for container in pod.get("containers") or []:
-            line = container.get("command_line") or ""
-            if serving_engine(container.get("image"), line, bool(as_dict(container.get("raw")).get("command"))) is None:
-                continue
-            engine = True
-            if "--n" in line or "--dist-init-addr" in line or "--headless" in line:
-                words = script_words(line)
-                nodes = as_count(flag_value(words, ("--nnodes",)))
-                spanning = spanning or (nodes is not None and nodes > 1) or any(
-                    w.partition("=")[0] in _MULTINODE_FLAGS[1:] for w in words)
-    return engine, spanning
+def _runs_engine(container: dict[str, Any]) -> bool:
+    raw = as_dict(container.get("raw"))
+    return serving_engine(container.get("image"), container.get("command_line") or "", bool(raw.get("command"))) is not None
+
+
+def _spans_nodes(container: dict[str, Any]) -> bool:
+    """A rank of a multi-node engine: `--nnodes` above 1, `--dist-init-addr`, `--headless` or
+    `--node-rank` on the command line of a serving engine."""
+    line = container.get("command_line") or ""
+    if "--n" not in line and "--dist-init-addr" not in line and "--headless" not in line:
+        return False  # what each of the flags holds: most command lines have none
+    words = script_words(line)
+    nodes = as_count(flag_value(words, ("--nnodes",)))
+    flagged = (nodes is not None and nodes > 1) or any(w.partition("=")[0] in _MULTINODE_FLAGS[1:] for w in words)
+    return flagged and _runs_engine(container)
 
 
 def multinode_serving(view: dict[str, Any]) -> bool:
@@ -303,21 +303,22 @@ def multinode_serving(view: dict[str, Any]) -> bool:
     runs a serving engine) with more than one GPU pod; a serving workload with a GPU worker role
     (LLMInferenceService `worker`, kthena's worker pods); a serving engine started with
     multi-node flags."""
-    if view.get("training") or not view.get("nccl_gpu"):
-        return False
-    gpu_pods = [p for p in view.get("pods") or [] if p.get("has_gpu")]
     kind = view.get("kind")
+    if view.get("training") or not view.get("nccl_gpu") or not (view.get("serving") or kind in _RAY_KINDS):
+        return False
     if kind == "LeaderWorkerSet":
         size = _group_size(view)
         return size is not None and size > 1
-    engine, spanning = _engine_flags(view)
-    if kind in _RAY_KINDS and (view.get("serving") or engine):
+    pods = view.get("pods") or []
+    gpu_pods = [p for p in pods if p.get("has_gpu")]
+    if kind in _RAY_KINDS:
+        if not view.get("serving") and not any(_runs_engine(c) for p in pods for c in p.get("containers") or []):
+            return False
         counts = [p.get("replicas") for p in gpu_pods]
         return any(c is None for c in counts) or sum(c for c in counts if c is not None) > 1
-    if view.get("serving") and any(str(p.get("role")).endswith("worker") and p.get("replicas") != 0
-                                   for p in gpu_pods):
+    if any(str(p.get("role")).endswith("worker") and p.get("replicas") != 0 for p in gpu_pods):
         return True
-    return spanning
+    return any(_spans_nodes(c) for p in pods for c in p.get("containers") or [])
 
 
 @fact("multinode_serving", "workload", "bool", "GPU serving (NVIDIA or AMD) whose one engine spans pods: a LeaderWorkerSet of `size` above 1; a RayService, or a RayCluster whose command runs a serving engine, with more than one GPU pod; a serving workload with a GPU `worker` role (LLMInferenceService, kthena ModelServing); or a serving engine started with `--nnodes` above 1, `--dist-init-addr`, `--headless` or `--node-rank`", costly=False)
