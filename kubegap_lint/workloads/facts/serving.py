@@ -147,6 +147,14 @@ def engine_drain(engine: str, words: list[str]) -> tuple[str | None, int | None]
     return (flag, as_count(value)) if value is not None else (None, None)
 
 
+def worker_rank(words: list[str]) -> bool:
+    """A worker rank of a multi-node engine, which takes no requests: `--node-rank` above 0, or
+    vLLM's `--headless`. An unrendered rank ($(LWS_WORKER_INDEX)) is unknown: not a worker by that
+    alone."""
+    rank = as_count(flag_value(words, ("--node-rank", "--node_rank")))
+    return (rank is not None and rank > 0) or "--headless" in words
+
+
 def serving_facts(container: dict[str, Any]) -> dict[str, Any] | None:
     """What a serving engine's container does at start and at stop (docs/workload-view.md);
     None when the container runs no serving engine."""
@@ -175,10 +183,7 @@ def serving_facts(container: dict[str, Any]) -> dict[str, Any] | None:
     offline = env.get("HF_HUB_OFFLINE")
     prestop = as_dict(raw.get("lifecycle")).get("preStop")
     flag, seconds = engine_drain(engine, words)
-    # A worker rank of a multi-node engine (`--node-rank 1`, vLLM `--headless`) takes no requests.
-    # An unrendered rank ($(LWS_WORKER_INDEX)) is unknown: not a worker by that alone.
-    rank = as_count(flag_value(words, ("--node-rank", "--node_rank")))
-    entry = not ((rank is not None and rank > 0) or "--headless" in words)
+    entry = not worker_rank(words)
     return {
         "engine": engine,
         "entry": entry,
@@ -191,6 +196,11 @@ def serving_facts(container: dict[str, Any]) -> dict[str, Any] | None:
         "drain_seconds": seconds,
     }
 
+
+
+def _leader_template(view: dict[str, Any]) -> bool:
+    """A LeaderWorkerSet with a leader template: its worker pods take no requests."""
+    return view.get("kind") == "LeaderWorkerSet" and any(p.get("role") == "leader" for p in view.get("pods") or [])
 
 
 def _serving(container: dict[str, Any], pod: dict[str, Any], leader_template: bool) -> dict[str, Any] | None:
@@ -215,9 +225,7 @@ def _serving(container: dict[str, Any], pod: dict[str, Any], leader_template: bo
 @fact("serving", "container", "Any", "null unless the container runs a serving engine: `engine` (`vllm`, `sglang`, `tgi`, `triton`, `lmdeploy`, `nim`; from the command, or from the image when the container keeps its entrypoint), `entry` (false for a worker rank of a multi-node engine: a `--node-rank` above 0, `--headless`, or the worker template of a LeaderWorkerSet that has a leader template; an unrendered rank says nothing), `model` (the hub model it names: the engine's positional model, `--model`, `--model-id`, `--model-path`, `MODEL_ID`, `HF_MODEL_ID`; null for a local path or an unknown value; not read for NIM), `download` (when a model is named: `path` of the download directory, from `--download-dir`, `HF_HUB_CACHE`, `HUGGINGFACE_HUB_CACHE`, `HF_HOME` + `/hub`, else the default, `/data` for TGI or `$HOME/.cache/huggingface`; null path when the deciding value is unknown; `from`, and the covering mount's `mount_path` and `volume_type`), `offline` (`HF_HUB_OFFLINE` is 1/true; null when unset), `prestop` (the `lifecycle.preStop` hook) and `prestop_seconds` (its `sleep` action or `sleep N`; null when it does not say), `drain_flag` and `drain_seconds` (vLLM `--shutdown-timeout`, Triton `--exit-timeout-secs`, when set), `grace_seconds` (the pod's, as written), `grace_effective` (30 when unset, Kubernetes' default; null when unrendered) and `drain_needs` (`prestop_seconds` + `drain_seconds`; null without a drain flag)")
 def _serving_fact(container: dict[str, Any], pod: dict[str, Any], view: dict[str, Any],
                   context: ViewContext) -> dict[str, Any] | None:
-    leader_template = view.get("kind") == "LeaderWorkerSet" and any(
-        p.get("role") == "leader" for p in view.get("pods") or [])
-    return _serving(container, pod, leader_template)
+    return _serving(container, pod, _leader_template(view))
 
 
 def _port(raw: dict[str, Any]) -> Any:
@@ -252,11 +260,8 @@ def server_facts(container: dict[str, Any], pod: dict[str, Any], leader_template
         if (port is None and not _readiness(raw)) or (pod.get("role") == "worker" and leader_template):
             return None
         line = container.get("command_line") or ""
-        if "--node" in line or "--headless" in line:  # what a worker rank's flags hold: words only then
-            words = script_words(line)
-            rank = as_count(flag_value(words, ("--node-rank", "--node_rank")))
-            if (rank is not None and rank > 0) or "--headless" in words:
-                return None
+        if ("--node" in line or "--headless" in line) and worker_rank(script_words(line)):
+            return None  # (the words only where a worker rank's flags may be)
         by = f"server on port {port}" if port is not None else "server with a readiness probe"
     prestop = as_dict(raw.get("lifecycle")).get("preStop")
     return {"by": by, "prestop": prestop if isinstance(prestop, dict) else None,
@@ -266,9 +271,7 @@ def server_facts(container: dict[str, Any], pod: dict[str, Any], leader_template
 @fact("server", "container", "Any", "null unless the container takes requests: it runs a serving engine (`serving`, its `entry` ranks only), or it holds an accelerator and declares a `containerPort` or a readiness probe over the network (`httpGet`, `tcpSocket`, `grpc`), and is not a worker rank (`--node-rank` above 0, `--headless`, a LeaderWorkerSet's worker template beside a leader); `by` (the engine, or `server on port N` / `server with a readiness probe`), `prestop` (the `lifecycle.preStop` hook) and `grace_seconds` (the pod's, as written)")
 def _server_fact(container: dict[str, Any], pod: dict[str, Any], view: dict[str, Any],
                  context: ViewContext) -> dict[str, Any] | None:
-    leader_template = view.get("kind") == "LeaderWorkerSet" and any(
-        p.get("role") == "leader" for p in view.get("pods") or [])
-    return server_facts(container, pod, leader_template)
+    return server_facts(container, pod, _leader_template(view))
 
 
 _MULTINODE_FLAGS = ("--nnodes", "--dist-init-addr", "--headless", "--node-rank", "--node_rank")
