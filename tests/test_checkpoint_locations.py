@@ -3,6 +3,9 @@ values, and the mount that covers each of them."""
 
 from __future__ import annotations
 
+import pytest
+from conftest import EXAMPLES
+
 from kubegap_lint.config.settings import Settings
 from kubegap_lint.engine.run import Linter
 from kubegap_lint.workloads.commandline import path_values
@@ -94,3 +97,42 @@ spec:
         "NCCL_DEBUG": ("INFO", "command or envFrom", False),
         "NCCL_IB_HCA": ("mlx5", "command or envFrom", False),
     }
+
+
+def test_a_variable_inside_a_path_is_part_of_it_and_a_command_substitution_ends_it() -> None:
+    assert path_values("CKPT=/data/$(USER)/checkpoint/$(JOB_NAME) --out=/runs/${RUN}/ckpt") == [
+        "/data/$(USER)/checkpoint/$(JOB_NAME)", "/runs/${RUN}/ckpt"]
+    assert path_values("cp -r /ckpt/$(date +%s) /x/$HOME/y") == ["/ckpt/", "/x/$HOME/y"]
+
+
+@pytest.mark.parametrize("path,expected", [
+    ("/checkpoints", True), ("/scratch/Checkpoints/run-1", True), ("/ckpt_dir", True), ("/mnt/ckpts", True),
+    ("/data/modelCheckpoints", True), ("/DATA/CKPT", True), ("/checkpoints/train.py", True),
+    ("/opt/amazon/examples/llama3/llama3_70b_pretrain_checkpointless.py", False),
+    ("/opt/app/save_checkpoint.py", False), ("/mnt/checkpointing", False), ("/data/models", False), (None, False),
+])
+def test_path_names_any_matches_words_not_substrings(path: str | None, expected: bool) -> None:
+    from kubegap_lint.catalog.functions import PolicyFunctions
+
+    assert PolicyFunctions({})._func_path_names_any(path, ["checkpoint", "ckpt"]) is expected
+
+
+HYPERPOD = EXAMPLES / "KG203-checkpoint-grace-period-short" / "bad-hyperpod-checkpoint-env.yaml"
+
+
+def test_kg203_names_the_whole_persistent_path_and_the_variable_it_comes_from() -> None:
+    result = Linter(Settings(select=["KG203"])).lint_paths([str(HYPERPOD)])
+    assert [f.message for f in result.findings] == [
+        "nodes pods (8 GPUs each) checkpoint to"
+        " /data/$(USER)/checkpoint/llama_70b/$(JOB_NAME) (env CHECKPOINT_DIR) but have terminationGracePeriodSeconds"
+        " unset (30 s): a drain or preemption gives them only that long to save their state"]
+
+
+def test_kg202_passes_over_a_script_named_checkpointless() -> None:
+    folder = EXAMPLES / "KG202-checkpoint-on-ephemeral-storage"
+    result = Linter(Settings(select=["KG202"])).lint_paths(
+        [str(folder / "good-checkpointless-script.yaml"), str(folder / "bad-checkpoint-dir-with-variables.yaml")])
+    assert [(f.location.line, f.message) for f in result.findings] == [(22, (
+        "nodes pods (8 GPUs each) keep checkpoints at /local/$(USER)/checkpoint/llama_70b/$(JOB_NAME)"
+        " (env CHECKPOINT_DIR), the writable layer of the container: they die with the pod, and a restart"
+        " starts training over"))]

@@ -15,10 +15,10 @@ def test_statistics_prints_counts_only() -> None:
     proc = run_cli("--statistics", str(EXAMPLES / "KG501-gpu-shm-default"))
     assert proc.returncode == 1
     lines = proc.stdout.decode().splitlines()
-    assert lines[0].split() == ["8", "KG501", "gpu-shm-default", "warning"]
+    assert lines[0].split() == ["9", "KG501", "gpu-shm-default", "warning"]
     assert not any("nterruption" in line for line in lines)
-    assert lines[-1].startswith("9 files, 13 documents")
-    assert len(lines) == 5
+    assert lines[-1].startswith("11 files, 16 documents")
+    assert len(lines) == 7
 
 
 def test_a_subcommand_typo_names_the_subcommand(tmp_path: Path) -> None:

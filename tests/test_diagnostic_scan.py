@@ -42,6 +42,7 @@ def _plain_segment(words: list[str], programs: list[str]) -> bool:
 
 def _plain_script(script: str, programs: list[str]) -> bool:
     script = re.sub(r"\\\r?\n", " ", script)
+    script = "\n".join(line for line in script.split("\n") if not line.lstrip().startswith("#"))
     seen = False
     for segment in _SEPARATORS.split(script):
         words = segment.split()
@@ -61,6 +62,8 @@ def _plain_command(words: list[str], programs: list[str]) -> bool:
         if any("c" in f.lstrip("-") for f in flags if not f.startswith("--")):
             position = next(i for i, w in enumerate(words) if w.startswith("-") and "c" in w.lstrip("-")
                             and not w.startswith("--"))
+            if words[position + 1:position + 2] == ["--"]:
+                position += 1
             script = words[position + 1] if position + 1 < len(words) else ""
             return _plain_script(script, programs)
         return False
@@ -72,6 +75,7 @@ _PIECES = st.sampled_from([
     "echo hi", "sleep 10", "nvidia-smi -L", "all_reduce_perf -b 8", "python train.py", "mpirun nbody",
     "mpirun python x.py", "timeout 5 sleep 1", "tail -f /dev/null", "service ssh restart", "service nginx start", "X=1", "export A=2", "while true; do",
     "done", " ", "\n", ";", "&&", "||", "|", "&", "\\\n", "\\\r\n", "'", '"', "(", ")", "",
+    "--", "# python x.py", "  #", "trap 'exit 0' TERM",
 ])
 _WORDS = st.lists(st.lists(_PIECES, max_size=6).map("".join), max_size=5)
 
@@ -101,6 +105,11 @@ def test_samples() -> None:
         (["/bin/sh", "-c", "service ssh restart;\nsleep infinity;\n"], True),
         (["bash", "-c", "service nginx start; sleep infinity"], False),
         (["bash", "-c", "service ssh start && python train.py"], False),
+        # `--` ends the shell's options; a comment line runs nothing; `trap` only sets a handler.
+        (["/bin/bash", "-c", "--", "while true; do sleep infinity; done;"], True),
+        (["sh", "-c", "echo start\n# simulate the work\nsleep 600"], True),
+        (["bash", "-c", "nvidia-smi; trap 'exit 0' TERM; sleep infinity & wait"], True),
+        (["bash", "-c", "--", "python train.py"], False),
     ]
     for words, expected in cases:
         assert diagnostic.command_is_diagnostic(words, _PROGRAMS) is expected, words

@@ -107,3 +107,63 @@ def test_every_nccl_name_the_corpus_sets_is_known() -> None:
     known = load_catalog().params["known_nccl_env"]
     assert names, "the corpus names no NCCL variable: the test would prove nothing"
     assert [n for n in sorted(names) if not functions._func_known_name(n, known)] == []
+
+
+def test_kg305_judges_multinode_serving_as_training(linter_factory) -> None:
+    folder = EXAMPLES / "KG305-nccl-env-unknown"
+    found = _findings(linter_factory, "KG305", folder / "bad-multinode-vllm-lws.yaml")
+    assert [(f.location.line, f.message.split(":")[0]) for f in found] == [
+        (26, "container vllm-leader"), (43, "container vllm-worker")]
+    assert all("init_process_group(timeout=...)" in f.message for f in found)
+
+
+RAY_SERVICE = """\
+apiVersion: ray.io/v1
+kind: RayService
+metadata: {name: llm}
+spec:
+  rayClusterConfig:
+    headGroupSpec:
+      template: {spec: {containers: [{name: head, image: "rayproject/ray:2.9.0"}]}}
+    workerGroupSpecs:
+      - groupName: gpu
+        replicas: WORKERS
+        template:
+          spec:
+            containers:
+              - name: worker
+                image: rayproject/ray:2.9.0
+                env: [{name: NCCL_TIMEOUT, value: "1800"}]
+                resources: {limits: {nvidia.com/gpu: 8}}
+"""
+SINGLE_POD_SERVER = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.8.5
+          args: [ARGS]
+          env: [{name: NCCL_TIMEOUT, value: "1800"}]
+          resources: {limits: {nvidia.com/gpu: 8}}
+"""
+
+
+@pytest.mark.parametrize("text,multinode", [
+    (RAY_SERVICE.replace("WORKERS", "2"), True),
+    (RAY_SERVICE.replace("WORKERS", "1"), False),  # one GPU pod: NCCL stays inside it
+    (SINGLE_POD_SERVER.replace("ARGS", "--model, /m, --tensor-parallel-size, '8'"), False),  # replicas share nothing
+    (SINGLE_POD_SERVER.replace("ARGS", "--model, /m, --nnodes, '2', --node-rank, '0'"), True),
+])
+def test_multinode_serving_is_an_engine_that_spans_pods(text: str, multinode: bool) -> None:
+    from kubegap_lint.config.settings import Settings
+    from kubegap_lint.engine.run import Linter
+
+    result = Linter(Settings(select=["KG305"])).lint_texts([("m.yaml", text)], keep_views=True)
+    (view,) = result.views
+    assert view["multinode_serving"] is multinode
+    assert len(result.findings) == (1 if multinode else 0)

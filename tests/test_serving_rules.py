@@ -433,3 +433,84 @@ spec:
     assert [(r, s, line, col) for r, s, _, line, col, _ in _findings("KG204", isvc)] == [("KG204", "note", 7, 5)]
     assert _findings("KG204", isvc, cache.replace("URI", "hf://meta-llama/meta-llama-3-8b-instruct")) == []
     assert len(_findings("KG204", isvc, cache.replace("URI", "hf://other/model"))) == 1
+
+
+def test_the_idle_note_says_whether_the_container_only_idles_or_works_first() -> None:
+    notes = {m for *_, m in _findings("KG403", _bare('["sh", "-c", "python bench.py; sleep infinity"]')) if "idles" in m}
+    assert notes == {"container cuda holds 2 accelerator(s) and idles once its work is done (sh -c python"
+                     " bench.py; sleep infinity) with no activeDeadlineSeconds on the Pod: the GPUs stay allocated,"
+                     " doing nothing, until someone deletes it"}
+    for command in ('["sleep", "infinity"]', '["/bin/bash", "-c", "--", "while true; do sleep infinity; done;"]',
+                    '''["bash", "-c", "trap 'exit 0' TERM; sleep infinity & wait"]'''):
+        (note,) = [m for *_, m in _findings("KG403", _bare(command)) if "idles" in m]
+        assert "and only idles (" in note, command
+
+
+def test_batch_names_rccl_tests_by_what_it_runs() -> None:
+    rccl = '["mpirun", "-np", "16", "/workspace/rccl-tests/build/all_reduce_perf", "-b", "8"]'
+    (finding,) = _findings("KG404", _mpijob(rccl))
+    assert finding[5].startswith("rccl-tests run on 16 GPUs has no activeDeadlineSeconds")
+    amd = _mpijob('["mpirun", "-np", "16", "/opt/tests/all_reduce_perf"]').replace("nvidia.com/gpu", "amd.com/gpu")
+    assert _findings("KG404", amd)[0][5].startswith("rccl-tests run on 16 GPUs")
+    nccl = '["mpirun", "-np", "16", "/opt/nccl-tests/build/all_reduce_perf"]'
+    assert _findings("KG404", _mpijob(nccl))[0][5].startswith("nccl-tests run on 16 GPUs")
+
+
+SERVER = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+        - name: api
+          image: registry.example/detector:4
+          PORTS
+          resources:
+            limits: {nvidia.com/gpu: 1}
+        - name: sidecar
+          image: registry.example/proxy:1
+          ports: [{containerPort: 9901}]
+"""
+
+
+def test_no_graceful_drain_counts_any_gpu_container_that_takes_requests() -> None:
+    assert _findings("KG104", SERVER.replace("PORTS", "ports: [{containerPort: 8000}]")) == [(
+        "KG104", "warning", "f0.yaml", 9, 11,
+        "container api (server on port 8000) has no preStop hook and terminationGracePeriodSeconds unset (30 s): on"
+        " a drain or scale-down the pod gets SIGTERM while load balancers may still send it requests, and requests"
+        " still running when the grace period ends are killed")]
+    probe = _findings("KG104", SERVER.replace("PORTS", "readinessProbe: {tcpSocket: {port: 8000}}"))
+    assert [m.split(")")[0] for *_, m in probe] == ["container api (server with a readiness probe"]
+    # No port, no network probe: a worker that takes no requests; an exec probe says nothing.
+    assert _findings("KG104", SERVER.replace("PORTS", "command: [python, worker.py]")) == []
+    assert _findings("KG104", SERVER.replace("PORTS", "readinessProbe: {exec: {command: [cat, /ready]}}")) == []
+    # One replica is not replicated serving; a worker rank takes no requests.
+    assert _findings("KG104", SERVER.replace("PORTS", "ports: [{containerPort: 8000}]").replace("replicas: 2", "replicas: 1")) == []
+    assert _findings("KG104", SERVER.replace("PORTS", "ports: [{containerPort: 8000}]\n          args: [--node-rank, '1']")) == []
+
+
+SHM_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: c
+          image: busybox
+          command: COMMAND
+          resources:
+            limits: {nvidia.com/gpu: 1}
+"""
+
+
+def test_shm_passes_over_pods_that_only_sleep_but_not_mpi_hosts() -> None:
+    assert _findings("KG501", SHM_JOB.replace("COMMAND", '["sleep", "3600"]')) == []
+    assert _findings("KG501", SHM_JOB.replace("COMMAND", '["sh", "-c", "echo start\\n# the work\\nsleep 600"]')) == []
+    assert len(_findings("KG501", SHM_JOB.replace("COMMAND", '["sh", "-c", "service ssh restart; sleep infinity"]'))) == 1
+    assert len(_findings("KG501", SHM_JOB.replace("COMMAND", '["sh", "-c", "python train.py; sleep 600"]'))) == 1

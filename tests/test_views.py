@@ -544,3 +544,28 @@ spec:
 """)
     assert _summary(view) == ("MPIJob", [("launcher", 1, 0), ("worker", 1, 4)], 2, 4, True, False)
     assert view["pods"][0]["spec"]["containers"][0].get("resources") is None
+MPI_NO_COMMAND = """\
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {name: m}
+spec:
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template: {spec: {containers: [{name: l, image: t, command: [mpirun, -np, "16", LAUNCHED]}]}}
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: w, image: t, WORKER resources: {limits: {amd.com/gpu: 8}}}]}}
+"""
+
+
+@pytest.mark.parametrize("launched,worker,diagnostic", [
+    ("/workspace/rccl-tests/build/all_reduce_perf", "", True),  # the operator's sshd runs what the launcher runs
+    ("python train.py", "", False),
+    ("/workspace/rccl-tests/build/all_reduce_perf", "args: [python, train.py],", False),  # args of its own
+    ("/workspace/rccl-tests/build/all_reduce_perf", "command: [/entrypoint.sh],", False),
+])
+def test_mpijob_workers_without_a_command_follow_the_launcher(launched: str, worker: str, diagnostic: bool) -> None:
+    (view,) = _views(MPI_NO_COMMAND.replace("LAUNCHED", launched).replace("WORKER", worker))
+    assert view["class"] == ("diagnostic" if diagnostic else "training")
+    assert [p["follows"] for p in view["pods"]] == [False, worker == ""]

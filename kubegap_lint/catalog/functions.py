@@ -3,6 +3,7 @@ the table in docs/writing-policies.md (catalog/docs.py, scripts/regenerate.py). 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +15,11 @@ from kubegap_lint.core.quantity import parse_quantity
 # Regular expressions come from policy files and run on RE2 (patterns.py); subjects are
 # bounded too, so one call's work is bounded whatever the engine.
 MAX_MATCH_SUBJECT = 4096
+
+# The words of a path (path_names_any): runs of letters, split where a lower-case letter meets an
+# upper-case one (`modelCheckpoints`: model, Checkpoints; `CKPT`: CKPT).
+_WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+_SCRIPT_SUFFIXES = (".py", ".sh", ".bash")
 
 # How many list arguments a run's functions keep prepared (see PolicyFunctions._strings).
 _KEPT_LISTS = 256
@@ -112,6 +118,31 @@ class PolicyFunctions(jmespath.functions.Functions):
         lowered = subject.lower()
         for needle in found[1]:  # noqa: SIM110 - a loop, not any(generator): called for every pod
             if needle in lowered:
+                return True
+        return False
+
+    @jmespath.functions.signature({"types": ["string", "null"]}, {"types": ["array"]})
+    def _func_path_names_any(self, path: str | None, words: list[Any]) -> bool:
+        """whether a folder or file name of `path` holds one of `words` (or its plural in `s`)
+        as a word of its own, ignoring case: names split at every character but a letter and
+        where a lower-case letter meets an upper-case one (`/ckpt_dir`, `/data/modelCheckpoints`
+        match `ckpt`, `checkpoint`; `train_checkpointless.py` does not); the name of a script
+        (`.py`, `.sh`) the path runs is not read"""
+        if not path:
+            return False
+        found = self._lowered.get(id(words))
+        if found is None or found[0] is not words:
+            found = (words, tuple(word.lower() for word in words if isinstance(word, str)))
+            if len(self._lowered) < _KEPT_LISTS:
+                self._lowered[id(words)] = found
+        if path.endswith(_SCRIPT_SUFFIXES):
+            path = path[:path.rfind("/") + 1]
+        lowered = path.lower()
+        if not any(word in lowered for word in found[1]):  # most paths: no word there at all
+            return False
+        for word in _WORD_RE.findall(path[:MAX_MATCH_SUBJECT]):
+            word = word.lower()
+            if word in found[1] or (word[-1:] == "s" and word[:-1] in found[1]):
                 return True
         return False
 

@@ -121,8 +121,10 @@ def may_name_backend(text: str) -> bool:
 # A path-like value: starts with one `/` after white space, a quote, `=`, `,`, `(` or `;`, so
 # `--save=/ckpt` and `bash -c "... /ckpt"` count; the path part of `gs://b/ckpt` does not.
 # `(?:^|(?<=[\s'"=,(;]))/(?!/)...`, in " " + text, the `/` first: the engine finds each `/` at
-# once and looks behind it only there.
-_PATH_RE = re.compile(r"""/(?<=[\s'"=,(;]/)(?!/)[^\s'"`;&|<>(),]*""")
+# once and looks behind it only there. A variable in the path (`$VAR`, `${VAR}`, Kubernetes'
+# `$(VAR)`) is part of it; a command substitution (`$(date +%s)`) ends it.
+_PATH_RE = re.compile(
+    r"""/(?<=[\s'"=,(;]/)(?!/)(?:[^\s'"`;&|<>(),$]|\$\([A-Za-z_][A-Za-z0-9_]*\)|\$\{[^\s'"`}]*\}|\$(?![({]))*""")
 
 
 _REMEMBERED = 256  # entries of each table of texts seen, before it starts again (memory stays flat)

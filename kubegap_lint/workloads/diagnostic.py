@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 
 _SHELLS = frozenset(("sh", "bash", "dash", "ash", "zsh", "ksh"))
 # Words that only hold a script together; they change nothing a checkpoint would keep.
-_GLUE = frozenset(("echo", "printf", "true", "false", ":", "set", "export", "exit", "date",
+_GLUE = frozenset(("echo", "printf", "true", "false", ":", "set", "export", "exit", "date", "trap",
                    "hostname", "wait", "ls", "env", "sync", "grep", "head"))
 # An MPI worker only runs an SSH daemon for the launcher: it is what the launcher runs.
 _FOLLOWERS = frozenset(("sshd",))
@@ -96,6 +96,8 @@ def script_is_diagnostic(script: str, programs: Sequence[str]) -> bool:
         script = _CONTINUED.sub(" ", script)
     seen = False
     for line in script.split("\n"):  # split into words only as far as it is read
+        if line.lstrip().startswith("#"):
+            continue  # a comment line runs nothing
         for segment in _SEPARATORS.split(line) if ";" in line or "&" in line or "|" in line else (line,):
             words = segment.split()
             if words:
@@ -148,6 +150,8 @@ def command_is_diagnostic(words: Sequence[str], programs: Sequence[str]) -> bool
         if position:
             if _runs_script(words[0]):
                 position = 0
+            if position + 1 < len(words) and words[position + 1] == "--":
+                position += 1  # `bash -c -- 'script'`: the end of the options, then the script
             script = words[position + 1] if position + 1 < len(words) else ""
             return script_is_diagnostic(script, programs)
         return False

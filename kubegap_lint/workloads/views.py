@@ -144,9 +144,21 @@ def _unrendered(records: list[Pod]) -> list[dict[str, Any]]:
     return found
 
 
+def _operator_follower(summary: dict[str, Any], pod: dict[str, Any]) -> bool:
+    """An MPIJob worker that sets neither command nor args: the MPI operator gives it one that
+    only waits for the launcher (v2: `/usr/sbin/sshd -De`; v1: `sleep 365d`, kubeflow/mpi-operator
+    and kubeflow/training-operator), so it runs what the launcher runs."""
+    if summary["kind"] != "MPIJob" or str(pod["role"]).lower() != "worker" or not pod["containers"]:
+        return False
+    return not any(c["raw"].get("command") or c["raw"].get("args") for c in pod["containers"])
+
+
 def _classify(summary: dict[str, Any], pods: list[dict[str, Any]], records: list[Pod], kind_class: str) -> bool:
     """Every GPU pod only runs a diagnostic or idles: class diagnostic (the checkpoint and
     restart rules skip it); `training` and `serving` still say what the kind is."""
+    for pod in pods:
+        if not pod["follows"] and _operator_follower(summary, pod):
+            pod["follows"] = True
     leading = [p for p in pods if not p["follows"]]
     if leading and all(p["diagnostic"] for p in leading):
         for pod in pods:  # MPI workers that only run sshd do what the launcher runs

@@ -94,7 +94,7 @@ class Location(_LocationKeys):
     """A location a container names: a mount path, or an absolute path (starting with one `/`)
     in its `command`, its `args` (`bash -c` scripts included) or a literal env value. URLs
     such as `gs://b/ckpt` are not paths. Built by `container_locations()`; KG202 and KG203
-    match it against `checkpoint_path_patterns`."""
+    match it against `checkpoint_path_patterns` (as words: `path_names_any`)."""
 
     covered: Annotated[bool, "a mount covers it"]
     mount_path: Annotated[str | None, "the covering mount's path (the longest directory prefix)"]
@@ -233,7 +233,8 @@ class PodView(_PodKeys, _PodOptional):
                              " `kind`, `class` and `replicas` (its own replica paths; null without) of the inner"
                              " resource; else null"]
     diagnostic: Annotated[bool, "every container (native sidecars too) only runs a diagnostic or idles"]
-    follows: Annotated[bool, "every container only serves another pod (an MPI worker's `sshd`): the pod is"
+    follows: Annotated[bool, "every container only serves another pod (an MPI worker's `sshd`, or an MPIJob"
+                             " worker with no command and no args, which its operator gives one): the pod is"
                              " diagnostic when the other pods are"]
     nccl_gpu: Annotated[bool, "one of them is an NVIDIA or AMD GPU"]
     accelerators: Annotated[dict[str, int | None], "accelerator resource name to count, over the containers"]
@@ -388,9 +389,11 @@ are read command by command, and `mpirun`/`srun`/`timeout` decide by what they r
 (`.../sleep:v0.0.3`, `cuda-sample:nbody-...`). A real training command (torchrun, python,
 accelerate, deepspeed, `mpirun python train.py`, a script file) keeps the pod what its kind
 says; so does a container whose entrypoint the manifest does not show. MPI workers that only
-run `sshd` are diagnostic when the launcher is. The checkpoint rules (KG201-KG203) skip
-diagnostic pods, and the rules about how training is placed and restarted (KG108, KG401, KG405,
-KG407) skip a workload whose GPU pods all are; every other rule still applies. A configuration extends the list under `params:`.
+run `sshd`, and MPIJob workers that set no command and no args (the MPI operator then runs
+`sshd` or `sleep` in them), are diagnostic when the launcher is. The checkpoint rules
+(KG201-KG203) skip diagnostic pods, and the rules about how training is placed and restarted
+(KG108, KG401, KG405, KG407) skip a workload whose GPU pods all are; every other rule still
+applies. A configuration extends the list under `params:`.
 
 ## A TrainJob with its runtime
 

@@ -8,7 +8,9 @@ import re
 from typing import Any
 
 from kubegap_lint.core.coerce import as_dict
+from kubegap_lint.workloads.commandline import strings as _strings
 from kubegap_lint.workloads.context import ViewContext
+from kubegap_lint.workloads.diagnostic import container_is_diagnostic
 from kubegap_lint.workloads.facts.lifecycle import follow as _follow
 from kubegap_lint.workloads.facts.registry import fact
 from kubegap_lint.workloads.facts.serving import SLEEP_RE as _SLEEP_RE
@@ -38,13 +40,21 @@ _WATCHDOG_ENV = (("TORCH_NCCL_ASYNC_ERROR_HANDLING", "0"), ("NCCL_ASYNC_ERROR_HA
                  ("TORCH_NCCL_ENABLE_MONITORING", "0"))
 
 
+def _suite(gpu_pods: list[dict[str, Any]], commands: str) -> str:
+    """Which collective tests run the `*_perf` binaries: AMD's rccl-tests (the same binary names)
+    when a command or an image names rccl or the GPUs are AMD's, else NVIDIA's nccl-tests."""
+    images = " ".join(str(c.get("image") or "") for p in gpu_pods for c in p.get("containers") or [])
+    amd = any(str(name).startswith("amd.com/") for p in gpu_pods for name in p.get("accelerators") or {})
+    return "rccl-tests" if amd or "rccl" in commands.lower() or "rccl" in images.lower() else "nccl-tests"
+
+
 def _deadline_at(holder: Any, key: str = "activeDeadlineSeconds") -> Any:
     return as_dict(holder).get(key)
 
 
 def batch_facts(view: dict[str, Any]) -> dict[str, Any] | None:
     """For GPU batch workloads: `mpi` (an MPIJob, or mpirun/mpiexec in a command), `nccl_tests`
-    (an nccl-tests binary runs), `timeout` (a `-T`/`--timeout` value or a `timeout N` wrapper in a
+    (an nccl-tests or rccl-tests binary runs), `tests_suite` (which of the two), `timeout` (a `-T`/`--timeout` value or a `timeout N` wrapper in a
     command, in seconds), `deadline` (where an activeDeadlineSeconds bounds every GPU pod: the
     Job, the runPolicy, the Job of each replicated job, or each GPU pod; null when none),
     `weakened` (PyTorch watchdog settings turned off in the env of a GPU pod), and `many_ranks`
@@ -82,6 +92,7 @@ def batch_facts(view: dict[str, Any]) -> dict[str, Any] | None:
         launcher = next((p for p in view.get("pods") or [] if p.get("role") == "Launcher"), None)
         if launcher is not None and _deadline_at(launcher.get("spec")) is not None:
             deadline = {"source": "the Launcher pod", "value": _deadline_at(launcher.get("spec"))}
+    suite = _suite(gpu_pods, commands) if nccl_tests else None
     weakened = sorted({f"{name}={value}" for pod in gpu_pods for name, value in _WATCHDOG_ENV
                        if str((pod.get("env") or {}).get(name)) == value})
     gpu_count = view.get("gpu_pods")
@@ -91,6 +102,7 @@ def batch_facts(view: dict[str, Any]) -> dict[str, Any] | None:
     return {
         "mpi": mpi,
         "nccl_tests": nccl_tests,
+        "tests_suite": suite,
         "timeout": max(timeouts) if timeouts and max(timeouts) > 0 else None,
         "deadline": deadline,
         "weakened": weakened,
@@ -98,14 +110,33 @@ def batch_facts(view: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
-@fact("idle", "container", "Any", "`forever` (the command is `sleep infinity`, `tail -f /dev/null` or a `while true; do sleep` loop), `sleep_seconds` (the longest `sleep N`, 0 when none) and `restarts` (the pod's restart policy is `Always` or unset, so a finished sleep starts again)")
+_SLEEP_ONLY = ("sleep",)  # the one program an idle container runs, besides shell glue and `tail -f /dev/null`
+
+
+def only_idles(raw: dict[str, Any]) -> bool:
+    """The container runs nothing but a sleep (shell glue and `tail -f /dev/null` aside): a
+    benchmark that sleeps once it is done does work first."""
+    words = " ".join(_strings(raw.get("command")) + _strings(raw.get("args")) + [str(raw.get("image") or "")])
+    if "sleep" not in words and "tail" not in words:  # what every idle container names
+        return False
+    return container_is_diagnostic(_strings(raw.get("command")), _strings(raw.get("args")),
+                                   raw.get("image"), _SLEEP_ONLY)
+
+
+_SSH_RE = re.compile(r"(?:^|[\s/;&|('\"])(?:sshd\b|service\s+ssh)")
+
+
+@fact("idle", "container", "Any", "`forever` (the command is `sleep infinity`, `tail -f /dev/null` or a `while true; do sleep` loop), `sleep_seconds` (the longest `sleep N`, 0 when none), `only` (the container runs nothing but that: no program besides `sleep`, shell glue, `tail -f /dev/null` and the start of an SSH daemon), `ssh` (it starts an SSH daemon, `sshd` or `service ssh`: an MPI host that runs what a launcher sends it) and `restarts` (the pod's restart policy is `Always` or unset, so a finished sleep starts again)")
 def _idle(container: dict[str, Any], pod: dict[str, Any], view: dict[str, Any], context: ViewContext) -> dict[str, Any]:
     idle = idle_facts(container.get("command_line") or "")
+    idle["only"] = only_idles(as_dict(container.get("raw")))
+    line = container.get("command_line") or ""
+    idle["ssh"] = "ssh" in line and bool(_SSH_RE.search(line))
     # A finite sleep idles for ever only when the kubelet restarts it (Always, the default).
     idle["restarts"] = pod["restart_policy"] in (None, "Always")
     return idle
 
 
-@fact("batch", "workload", "Any", "for training workloads with an accelerator: `mpi` (an MPIJob, or `mpirun`/`mpiexec` in a command), `nccl_tests` (an nccl-tests `*_perf` binary in a command), `timeout` (the largest `-T`/`--timeout N` or `timeout N` wrapper in a command, in seconds; null when none), `deadline` (`source` and `value` of an `activeDeadlineSeconds` that bounds every GPU pod: the Job's, `runPolicy`'s, a CronJob's job template's, or on each GPU pod or its JobSet Job, or on an MPIJob's Launcher; null when none), `weakened` (`NAME=0` for `TORCH_NCCL_ASYNC_ERROR_HANDLING`, `NCCL_ASYNC_ERROR_HANDLING`, `TORCH_NCCL_ENABLE_MONITORING` set to 0 in a GPU pod), `many_ranks` (more than one GPU pod, or a pod with more than one GPU that runs a launcher, mpirun or nccl-tests); null otherwise")
+@fact("batch", "workload", "Any", "for training workloads with an accelerator: `mpi` (an MPIJob, or `mpirun`/`mpiexec` in a command), `nccl_tests` (an nccl-tests or rccl-tests `*_perf` binary in a command), `tests_suite` (then `rccl-tests` when a command or a GPU pod's image names rccl or the GPUs are `amd.com/`, else `nccl-tests`; null otherwise), `timeout` (the largest `-T`/`--timeout N` or `timeout N` wrapper in a command, in seconds; null when none), `deadline` (`source` and `value` of an `activeDeadlineSeconds` that bounds every GPU pod: the Job's, `runPolicy`'s, a CronJob's job template's, or on each GPU pod or its JobSet Job, or on an MPIJob's Launcher; null when none), `weakened` (`NAME=0` for `TORCH_NCCL_ASYNC_ERROR_HANDLING`, `NCCL_ASYNC_ERROR_HANDLING`, `TORCH_NCCL_ENABLE_MONITORING` set to 0 in a GPU pod), `many_ranks` (more than one GPU pod, or a pod with more than one GPU that runs a launcher, mpirun or nccl-tests); null otherwise")
 def _batch(view: dict[str, Any], context: ViewContext) -> dict[str, Any] | None:
     return batch_facts(view)

@@ -147,6 +147,14 @@ def engine_drain(engine: str, words: list[str]) -> tuple[str | None, int | None]
     return (flag, as_count(value)) if value is not None else (None, None)
 
 
+def worker_rank(words: list[str]) -> bool:
+    """A worker rank of a multi-node engine, which takes no requests: `--node-rank` above 0, or
+    vLLM's `--headless`. An unrendered rank ($(LWS_WORKER_INDEX)) is unknown: not a worker by that
+    alone."""
+    rank = as_count(flag_value(words, ("--node-rank", "--node_rank")))
+    return (rank is not None and rank > 0) or "--headless" in words
+
+
 def serving_facts(container: dict[str, Any]) -> dict[str, Any] | None:
     """What a serving engine's container does at start and at stop (docs/workload-view.md);
     None when the container runs no serving engine."""
@@ -175,10 +183,7 @@ def serving_facts(container: dict[str, Any]) -> dict[str, Any] | None:
     offline = env.get("HF_HUB_OFFLINE")
     prestop = as_dict(raw.get("lifecycle")).get("preStop")
     flag, seconds = engine_drain(engine, words)
-    # A worker rank of a multi-node engine (`--node-rank 1`, vLLM `--headless`) takes no requests.
-    # An unrendered rank ($(LWS_WORKER_INDEX)) is unknown: not a worker by that alone.
-    rank = as_count(flag_value(words, ("--node-rank", "--node_rank")))
-    entry = not ((rank is not None and rank > 0) or "--headless" in words)
+    entry = not worker_rank(words)
     return {
         "engine": engine,
         "entry": entry,
@@ -191,6 +196,11 @@ def serving_facts(container: dict[str, Any]) -> dict[str, Any] | None:
         "drain_seconds": seconds,
     }
 
+
+
+def _leader_template(view: dict[str, Any]) -> bool:
+    """A LeaderWorkerSet with a leader template: its worker pods take no requests."""
+    return view.get("kind") == "LeaderWorkerSet" and any(p.get("role") == "leader" for p in view.get("pods") or [])
 
 
 def _serving(container: dict[str, Any], pod: dict[str, Any], leader_template: bool) -> dict[str, Any] | None:
@@ -215,6 +225,107 @@ def _serving(container: dict[str, Any], pod: dict[str, Any], leader_template: bo
 @fact("serving", "container", "Any", "null unless the container runs a serving engine: `engine` (`vllm`, `sglang`, `tgi`, `triton`, `lmdeploy`, `nim`; from the command, or from the image when the container keeps its entrypoint), `entry` (false for a worker rank of a multi-node engine: a `--node-rank` above 0, `--headless`, or the worker template of a LeaderWorkerSet that has a leader template; an unrendered rank says nothing), `model` (the hub model it names: the engine's positional model, `--model`, `--model-id`, `--model-path`, `MODEL_ID`, `HF_MODEL_ID`; null for a local path or an unknown value; not read for NIM), `download` (when a model is named: `path` of the download directory, from `--download-dir`, `HF_HUB_CACHE`, `HUGGINGFACE_HUB_CACHE`, `HF_HOME` + `/hub`, else the default, `/data` for TGI or `$HOME/.cache/huggingface`; null path when the deciding value is unknown; `from`, and the covering mount's `mount_path` and `volume_type`), `offline` (`HF_HUB_OFFLINE` is 1/true; null when unset), `prestop` (the `lifecycle.preStop` hook) and `prestop_seconds` (its `sleep` action or `sleep N`; null when it does not say), `drain_flag` and `drain_seconds` (vLLM `--shutdown-timeout`, Triton `--exit-timeout-secs`, when set), `grace_seconds` (the pod's, as written), `grace_effective` (30 when unset, Kubernetes' default; null when unrendered) and `drain_needs` (`prestop_seconds` + `drain_seconds`; null without a drain flag)")
 def _serving_fact(container: dict[str, Any], pod: dict[str, Any], view: dict[str, Any],
                   context: ViewContext) -> dict[str, Any] | None:
-    leader_template = view.get("kind") == "LeaderWorkerSet" and any(
-        p.get("role") == "leader" for p in view.get("pods") or [])
-    return _serving(container, pod, leader_template)
+    return _serving(container, pod, _leader_template(view))
+
+
+def _port(raw: dict[str, Any]) -> Any:
+    """The first containerPort the container declares; None when it declares none."""
+    for entry in as_list(raw.get("ports")):
+        port = as_dict(entry).get("containerPort")
+        if port is not None:
+            return port
+    return None
+
+
+def _readiness(raw: dict[str, Any]) -> bool:
+    """A readiness probe over the network (httpGet, tcpSocket, grpc): the pod takes traffic."""
+    probe = as_dict(raw.get("readinessProbe"))
+    return any(key in probe for key in ("httpGet", "tcpSocket", "grpc"))
+
+
+def server_facts(container: dict[str, Any], pod: dict[str, Any], leader_template: bool) -> dict[str, Any] | None:
+    """How a container takes requests, when it does: it runs a serving engine, or it holds an
+    accelerator and declares a containerPort or a network readiness probe (a GPU server of any
+    image). None for a container that takes none, and for a worker rank of a multi-node engine."""
+    raw = as_dict(container.get("raw"))
+    serving = _serving(container, pod, leader_template)
+    if serving is not None:
+        if not serving["entry"]:
+            return None
+        by = serving["engine"]
+    elif container.get("gpus") == 0:
+        return None
+    else:
+        port = _port(raw)
+        if (port is None and not _readiness(raw)) or (pod.get("role") == "worker" and leader_template):
+            return None
+        line = container.get("command_line") or ""
+        if ("--node" in line or "--headless" in line) and worker_rank(script_words(line)):
+            return None  # (the words only where a worker rank's flags may be)
+        by = f"server on port {port}" if port is not None else "server with a readiness probe"
+    prestop = as_dict(raw.get("lifecycle")).get("preStop")
+    return {"by": by, "prestop": prestop if isinstance(prestop, dict) else None,
+            "grace_seconds": pod["grace_seconds"]}
+
+
+@fact("server", "container", "Any", "null unless the container takes requests: it runs a serving engine (`serving`, its `entry` ranks only), or it holds an accelerator and declares a `containerPort` or a readiness probe over the network (`httpGet`, `tcpSocket`, `grpc`), and is not a worker rank (`--node-rank` above 0, `--headless`, a LeaderWorkerSet's worker template beside a leader); `by` (the engine, or `server on port N` / `server with a readiness probe`), `prestop` (the `lifecycle.preStop` hook) and `grace_seconds` (the pod's, as written)")
+def _server_fact(container: dict[str, Any], pod: dict[str, Any], view: dict[str, Any],
+                 context: ViewContext) -> dict[str, Any] | None:
+    return server_facts(container, pod, _leader_template(view))
+
+
+_MULTINODE_FLAGS = ("--nnodes", "--dist-init-addr", "--headless", "--node-rank", "--node_rank")
+_RAY_KINDS = frozenset(("RayService", "RayCluster"))
+
+
+def _group_size(view: dict[str, Any]) -> int | None:
+    spec = as_dict(as_dict(view.get("resource")).get("spec"))
+    return as_count(as_dict(spec.get("leaderWorkerTemplate")).get("size"))
+
+
+def _runs_engine(container: dict[str, Any]) -> bool:
+    raw = as_dict(container.get("raw"))
+    return serving_engine(container.get("image"), container.get("command_line") or "", bool(raw.get("command"))) is not None
+
+
+def _spans_nodes(container: dict[str, Any]) -> bool:
+    """A rank of a multi-node engine: `--nnodes` above 1, `--dist-init-addr`, `--headless` or
+    `--node-rank` on the command line of a serving engine."""
+    line = container.get("command_line") or ""
+    if "--n" not in line and "--dist-init-addr" not in line and "--headless" not in line:
+        return False  # what each of the flags holds: most command lines have none
+    words = script_words(line)
+    nodes = as_count(flag_value(words, ("--nnodes",)))
+    flagged = (nodes is not None and nodes > 1) or any(w.partition("=")[0] in _MULTINODE_FLAGS[1:] for w in words)
+    return flagged and _runs_engine(container)
+
+
+def multinode_serving(view: dict[str, Any]) -> bool:
+    """GPU serving whose one engine spans pods, so its pods talk NCCL to each other: a
+    LeaderWorkerSet group of more than one pod; a Ray cluster (RayService, or a RayCluster that
+    runs a serving engine) with more than one GPU pod; a serving workload with a GPU worker role
+    (LLMInferenceService `worker`, kthena's worker pods); a serving engine started with
+    multi-node flags."""
+    kind = view.get("kind")
+    if view.get("training") or not view.get("nccl_gpu") or not (view.get("serving") or kind in _RAY_KINDS):
+        return False
+    if kind == "LeaderWorkerSet":
+        size = _group_size(view)
+        return size is not None and size > 1
+    pods = view.get("pods") or []
+    gpu_pods = [p for p in pods if p.get("has_gpu")]
+    if kind in _RAY_KINDS:
+        if not view.get("serving") and not any(_runs_engine(c) for p in pods for c in p.get("containers") or []):
+            return False
+        counts = [p.get("replicas") for p in gpu_pods]
+        return any(c is None for c in counts) or sum(c for c in counts if c is not None) > 1
+    if any(str(p.get("role")).endswith("worker") and p.get("replicas") != 0 for p in gpu_pods):
+        return True
+    return any(_spans_nodes(c) for p in pods for c in p.get("containers") or [])
+
+
+@fact("multinode_serving", "workload", "bool", "GPU serving (NVIDIA or AMD) whose one engine spans pods: a LeaderWorkerSet of `size` above 1; a RayService, or a RayCluster whose command runs a serving engine, with more than one GPU pod; a serving workload with a GPU `worker` role (LLMInferenceService, kthena ModelServing); or a serving engine started with `--nnodes` above 1, `--dist-init-addr`, `--headless` or `--node-rank`", costly=False)
+def _multinode_serving(view: dict[str, Any], context: ViewContext) -> bool:
+    # Cheap (made for every view): KG305's applies_to reads it, and a costly fact there would
+    # make every fact KG305 reads at once (engine/guards.py). It reads the view's own keys only.
+    return multinode_serving(view)
