@@ -50,6 +50,7 @@ class TemplateRule:
     model: Path_ | None = None  # a container-like mapping in the inline spec (KServe predictor.model)
     root_replicas: tuple[Path_, ...] = ()  # counts read from the resource root, not the entry
     gpus: Path_ | None = None  # total GPUs the operator spreads over the pods (MPIJob v1alpha1)
+    completion: str | None = None  # dynamo-component: the operator completes the pod (dynamo.py)
 
 
 @record(frozen=True)
@@ -63,6 +64,7 @@ class KindRule:
     claim_policies: Path_ | None = None  # JobSet volumeClaimPolicies: [{templates: [...]}]
     version: str | None = None  # only this apiVersion version (MPIJob kubeflow.org/v1alpha1)
     merge: str | None = None  # trainer-runtime: judged merged with the runtime it names (trainjob.py)
+    replicas_by_role: bool = False  # replicas: the most replicas of one GPU role (views._replicas)
 
     @property
     def found_by(self) -> str:
@@ -95,6 +97,7 @@ def _rule(entry: dict[str, Any]) -> KindRule:
             model=_opt_path(t, "model"),
             root_replicas=tuple(split_path(p) for p in t.get("root_replicas", [])),
             gpus=_opt_path(t, "gpus"),
+            completion=t.get("completion"),
         )
         for t in entry["templates"]
     )
@@ -108,6 +111,7 @@ def _rule(entry: dict[str, Any]) -> KindRule:
         templates=templates,
         version=entry.get("version"),
         merge=entry.get("merge"),
+        replicas_by_role=bool(entry.get("replicas_by_role", False)),
     )
 
 
