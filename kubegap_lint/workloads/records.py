@@ -105,6 +105,8 @@ def pod_record(rule: TemplateRule, role: str, base: str, holder: dict[str, Any],
             return None
         if rule.spec == ("spec",):
             metadata, metadata_where = as_dict(holder.get("metadata")), sub(where, "metadata")
+        elif rule.metadata is not None:
+            metadata, metadata_where = as_dict(get_path(holder, rule.metadata)), sub(where, *rule.metadata)
         node_where = spec_where = sub(where, *rule.spec)
         completed = _model_spec(spec, rule)
         if completed is not None:
