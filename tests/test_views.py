@@ -548,7 +548,7 @@ spec:
         - {groupName: g, replicas: 3, template: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 8}}}]}}}
 """)
     assert _summary(storm) == ("StormService", [("routing", 2, 0), ("prefill", 12, 1)], 14, 12, False, True)
-    assert storm["replicas"] == 2
+    assert storm["replicas"] == 6  # RoleSets x prefill replicas (pod groups, not their pods)
     assert _summary(rbg1) == ("RoleBasedGroup", [("worker", 8, 8)], 8, 64, False, True)
     assert rbg1["replicas"] == 2  # instances of the role, not its pods
     assert _summary(rbg2) == ("RoleBasedGroup", [("router", 1, 0), ("decode", 6, 1)], 7, 6, False, True)

@@ -72,7 +72,7 @@ def table_pods(data: dict[str, Any], kind_rule: KindRule, kind_table: KindTable 
             pod = pod_record(rule, role, base, entry, entry_where, replicas=replicas, found_by=kind_rule.found_by,
                              placeholders=placeholders, gpu_share=gpu_share)
             if pod is not None and kind_rule.replicas_by_role:
-                pod = dataclasses.replace(pod, instances=role_instances(rule, entry))
+                pod = dataclasses.replace(pod, instances=role_instances(rule, entry, data))
             if pod is not None:
                 pods.append(pod)
     return pods

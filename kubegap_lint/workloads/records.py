@@ -135,11 +135,16 @@ def pod_record(rule: TemplateRule, role: str, base: str, holder: dict[str, Any],
                placeholders=placeholders)
 
 
-def role_instances(rule: TemplateRule, entry: dict[str, Any]) -> int | None:
-    """The replicas of one role: its entry's first count alone (a multi-node group's size not
-    multiplied in); None when it is not a number."""
+def role_instances(rule: TemplateRule, entry: dict[str, Any], root: dict[str, Any]) -> int | None:
+    """The replicas of one role: its entry's first count times the group counts above it
+    (root_replicas), a multi-node group's size not multiplied in; None when one is not a number."""
     raw = get_path(entry, rule.replicas[0]) if rule.replicas else None
-    return rule.default_replicas if raw is None else as_count(raw)
+    total = rule.default_replicas if raw is None else as_count(raw)
+    for path in rule.root_replicas:
+        above = get_path(root, path)
+        count = 1 if above is None else as_count(above)
+        total = None if total is None or count is None else total * count
+    return total
 
 
 def table_count(rule: TemplateRule, source: dict[str, Any], root: dict[str, Any],

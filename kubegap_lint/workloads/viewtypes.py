@@ -179,7 +179,8 @@ class WorkloadSummary(_WorkloadKeys):
     replicas: Annotated[
         int | None, "the workload's replica count: `spec.replicas` for most serving kinds,"
                     " LeaderWorkerSet groups, the worker groups of a RayService, the most replicas of"
-                    " one GPU role for kinds whose roles scale apart (Dynamo components, RBG roles);"
+                    " one GPU role for kinds whose roles scale apart (Dynamo components, RBG roles, AIBrix"
+                    " StormService roles times its RoleSets);"
                     " null when unknown"]
     pods_total: Annotated[int | None, "pods of all templates, CPU launchers and Ray heads included (Trainer's dataset"
                                       " and model initializers, which finish before training starts, are not);"
