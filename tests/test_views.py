@@ -560,3 +560,35 @@ spec:
         "table:orchestration.aibrix.ai/StormService", "table:workloads.x-k8s.io/RoleBasedGroup",
         "table:grove.io/PodCliqueSet", "table:serving.knative.dev/Service",
         "table:orchestration.aibrix.ai/RayClusterFleet"}
+
+
+def test_knative_scale_annotations_bound_the_replicas() -> None:
+    """A Knative revision's min-scale / max-scale (and the older minScale / maxScale) are its
+    autoscaler's bounds; unset, neither is known."""
+    bounded, older, unset = _views("""
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata: {name: a}
+spec:
+  template:
+    metadata: {annotations: {autoscaling.knative.dev/min-scale: "1", autoscaling.knative.dev/max-scale: "6"}}
+    spec: {containers: [{image: vllm, resources: {limits: {nvidia.com/gpu: 1}}}]}
+---
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata: {name: b}
+spec:
+  template:
+    metadata: {annotations: {autoscaling.knative.dev/minScale: "2"}}
+    spec: {containers: [{image: vllm}]}
+---
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata: {name: c}
+spec:
+  template: {spec: {containers: [{image: vllm}]}}
+""")
+    assert bounded["scaling"]["max"] == 6
+    assert [(f["min"], f["max"], f["min_set"]) for f in bounded["scaling"]["floors"]] == [(1, 6, True)]
+    assert [(f["min"], f["max"]) for f in older["scaling"]["floors"]] == [(2, None)]
+    assert unset["scaling"] == {"max": 1, "floors": []}
