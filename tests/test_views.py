@@ -437,6 +437,7 @@ kind: DynamoGraphDeployment
 metadata: {name: g}
 spec:
   pvcs: [{name: models, create: false}]
+  envs: [{name: NCCL_DEBUG, value: WARN}, {name: HF_HUB_OFFLINE, value: "1"}]
   services:
     Frontend: {replicas: 2, extraPodSpec: {mainContainer: {image: dynamo}}}
     Decode:
@@ -462,6 +463,7 @@ spec:
     assert _mounts(prefill) == {}
     assert decode["accelerators"] == {"amd.com/gpu": 2} and decode["containers"][0]["name"] == "main"
     assert decode["env"]["HF_HUB_OFFLINE"] == "0"  # the container's own value wins
+    assert prefill["env"] == {"NCCL_DEBUG": "WARN", "HF_HUB_OFFLINE": "1"}  # the graph's spec.envs
     assert decode["labels"] == {"tier": "decode"}
 
 

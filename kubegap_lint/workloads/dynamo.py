@@ -8,7 +8,8 @@ ai-dynamo/dynamo's API types (deploy/operator/api/v1alpha1 and v1beta1) and the 
 - `resources` (v1alpha1): `limits` / `requests` with `cpu`, `memory`, `gpu` (a count of
   `gpuType`, nvidia.com/gpu when unset) and `custom` resources, unless the main container sets
   its own;
-- `envs` (v1alpha1): variables of the component's containers (the main container's own win);
+- `envs` (v1alpha1), and the graph's `spec.envs` (v1alpha1) or `spec.env` (v1beta1): variables
+  of the component's containers (the main container's own win, then the component's);
 - `volumeMounts` (v1alpha1): PVCs by name, mounted at `mountPoint`;
 - shared memory: a memory-backed emptyDir at /dev/shm, of `sharedMemory.size` (v1alpha1) or
   `sharedMemorySize` (v1beta1), 8Gi when unset; none when `sharedMemory.disabled` or a
@@ -69,8 +70,14 @@ def _main_index(containers: list[Any], main_first: bool) -> int | None:
     return named[0] if named else None
 
 
+def _graph_env(graph: dict[str, Any] | None) -> list[Any]:
+    """The graph's variables for every component: v1alpha1 `spec.envs`, v1beta1 `spec.env`."""
+    spec = as_dict(as_dict(graph).get("spec"))
+    return as_list(spec.get("envs")) + as_list(spec.get("env"))
+
+
 def _complete_main(main: dict[str, Any], component: dict[str, Any], shm: str | None,
-                   claims: list[tuple[str, str]]) -> dict[str, Any]:
+                   claims: list[tuple[str, str]], graph_env: list[Any]) -> dict[str, Any]:
     main = dict(main)
     if "resources" not in main and isinstance(component.get("resources"), dict):
         converted = container_resources(component["resources"])
@@ -78,7 +85,11 @@ def _complete_main(main: dict[str, Any], component: dict[str, Any], shm: str | N
             main["resources"] = converted
     own = as_list(main.get("env"))
     named = {e.get("name") for e in own if isinstance(e, dict)}
-    added = [e for e in as_list(component.get("envs")) if isinstance(e, dict) and e.get("name") not in named]
+    added: list[dict[str, Any]] = []
+    for entry in as_list(component.get("envs")) + graph_env:
+        if isinstance(entry, dict) and entry.get("name") not in named:
+            added.append(entry)
+            named.add(entry.get("name"))
     if added:
         main["env"] = list(own) + added  # after its own: their key paths stay the written ones
     mounts = list(as_list(main.get("volumeMounts")))
@@ -91,9 +102,11 @@ def _complete_main(main: dict[str, Any], component: dict[str, Any], shm: str | N
     return main
 
 
-def component_spec(spec: dict[str, Any], component: dict[str, Any], main_first: bool) -> dict[str, Any]:
+def component_spec(spec: dict[str, Any], component: dict[str, Any], main_first: bool,
+                   graph: dict[str, Any] | None = None) -> dict[str, Any]:
     """`spec` completed as the operator completes a component's pod (a copy; `spec` itself, when
-    there is no main container to complete). `main_first`: the main container is the first."""
+    there is no main container to complete). `main_first`: the main container is the first;
+    `graph`: the DynamoGraphDeployment, for its variables."""
     containers = list(as_list(spec.get("containers")))
     index = _main_index(containers, main_first)
     if index is None:
@@ -103,7 +116,7 @@ def component_spec(spec: dict[str, Any], component: dict[str, Any], main_first: 
         else shared_memory_size(component)
     claims = [(str(m["name"]), str(m["mountPoint"])) for m in as_list(component.get("volumeMounts"))
               if isinstance(m, dict) and isinstance(m.get("name"), str) and isinstance(m.get("mountPoint"), str)]
-    containers[index] = _complete_main(containers[index], component, shm, claims)
+    containers[index] = _complete_main(containers[index], component, shm, claims, _graph_env(graph))
     volumes = list(as_list(spec.get("volumes")))
     names = {as_dict(v).get("name") for v in volumes}
     for name, _ in claims:

@@ -70,7 +70,7 @@ def table_pods(data: dict[str, Any], kind_rule: KindRule, kind_table: KindTable 
             replicas, placeholders = table_count(rule, entry if per_entry else data, data,
                                                  base if per_entry else prefix)
             pod = pod_record(rule, role, base, entry, entry_where, replicas=replicas, found_by=kind_rule.found_by,
-                             placeholders=placeholders, gpu_share=gpu_share)
+                             placeholders=placeholders, gpu_share=gpu_share, root=data)
             if pod is not None and kind_rule.replicas_by_role:
                 pod = dataclasses.replace(pod, instances=role_instances(rule, entry, data))
             if pod is not None:

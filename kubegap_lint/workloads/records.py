@@ -85,8 +85,9 @@ def _model_spec(spec: dict[str, Any], rule: TemplateRule) -> dict[str, Any] | No
 
 def pod_record(rule: TemplateRule, role: str, base: str, holder: dict[str, Any], where: Where, *,
                replicas: int | None, found_by: str, placeholders: tuple[dict[str, Any], ...] = (),
-               gpu_share: bool = False) -> Pod | None:
-    """The pod `rule` reads in `holder` (whose key path is `where`); None when it holds none."""
+               gpu_share: bool = False, root: dict[str, Any] | None = None) -> Pod | None:
+    """The pod `rule` reads in `holder` (whose key path is `where`), in the resource `root`;
+    None when it holds none."""
     metadata: dict[str, Any] = {}
     metadata_where = spec_where = model_where = lone_where = None
     partial = False
@@ -126,7 +127,7 @@ def pod_record(rule: TemplateRule, role: str, base: str, holder: dict[str, Any],
         node_where = lone_where = sub(where, *rule.container)
         rel = rule.container
     if rule.completion == DYNAMO_COMPONENT:
-        spec = component_spec(spec, holder, main_first=model_where is not None)
+        spec = component_spec(spec, holder, main_first=model_where is not None, graph=root)
     containers, init_containers = _containers(spec, spec_where, model_where, lone_where)
     return Pod(role=role, path=".".join(p for p in (base, ".".join(rel)) if p), node=node, spec=spec,
                metadata=metadata, where=node_where, spec_where=spec_where, metadata_where=metadata_where,
