@@ -530,7 +530,7 @@ spec:
   replicas: 2
   template:
     cliques:
-      - {name: worker, spec: {roleName: worker, replicas: 3, podSpec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 8}}}]}}}
+      - {name: worker, labels: {grove.io/role: worker}, spec: {roleName: worker, replicas: 3, podSpec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 8}}}]}}}
 ---
 apiVersion: serving.knative.dev/v1
 kind: Service
@@ -555,7 +555,8 @@ spec:
     assert rbg1["replicas"] == 2  # instances of the role, not its pods
     assert _summary(rbg2) == ("RoleBasedGroup", [("router", 1, 0), ("decode", 6, 1)], 7, 6, False, True)
     assert rbg2["replicas"] == 3
-    assert _summary(pcs) == ("PodCliqueSet", [("worker", 6, 8)], 6, 48, False, True) and pcs["replicas"] == 2
+    assert _summary(pcs) == ("PodCliqueSet", [("worker", 6, 8)], 6, 48, False, True) and pcs["replicas"] == 6
+    assert pcs["pods"][0]["labels"] == {"grove.io/role": "worker"}  # the clique's own labels
     assert _summary(knative) == ("Service", [("revision", 1, 1)], 1, 1, False, True)
     assert _summary(fleet) == ("RayClusterFleet", [("head", 2, 8), ("g", 6, 8)], 8, 64, False, True)
     assert {p["found_by"] for v in (storm, rbg1, pcs, knative, fleet) for p in v["pods"]} == {

@@ -51,7 +51,7 @@ class TemplateRule:
     root_replicas: tuple[Path_, ...] = ()  # counts read from the resource root, not the entry
     gpus: Path_ | None = None  # total GPUs the operator spreads over the pods (MPIJob v1alpha1)
     completion: str | None = None  # dynamo-component: the operator completes the pod (dynamo.py)
-    metadata: Path_ | None = None  # (with spec) the pod's metadata in the entry (Dynamo extraPodMetadata)
+    metadata: Path_ | None = None  # (with spec) the pod's metadata in the entry (Dynamo extraPodMetadata); (): the entry
 
 
 @record(frozen=True)
@@ -99,7 +99,7 @@ def _rule(entry: dict[str, Any]) -> KindRule:
             root_replicas=tuple(split_path(p) for p in t.get("root_replicas", [])),
             gpus=_opt_path(t, "gpus"),
             completion=t.get("completion"),
-            metadata=_opt_path(t, "metadata"),
+            metadata=() if t.get("metadata") == "." else _opt_path(t, "metadata"),
         )
         for t in entry["templates"]
     )
