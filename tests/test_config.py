@@ -236,6 +236,43 @@ workloads:
     assert proc.returncode == 2 and b"Traceback" not in proc.stderr
 
 
+def test_workloads_completion_metadata_and_replicas_by_role(tmp_path: Path) -> None:
+    """The table's fields for operator-built pods (issue 29) are open to a user's entries: a
+    component completed as Dynamo's operator completes it (its gpu count joins the main
+    container, /dev/shm is 8Gi unless turned off); an unknown completion is a usage error."""
+    graph = _write(tmp_path, "graph.yaml", """\
+apiVersion: example.com/v1
+kind: ModelGraph
+metadata: {name: g}
+spec:
+  parts:
+    worker:
+      replicas: 2
+      sharedMemory: {disabled: true}
+      resources: {limits: {gpu: "2"}}
+      podMetadata: {labels: {app: g}}
+      extraPodSpec: {mainContainer: {image: "registry.example/serve:1"}}
+""")
+    entry = """\
+select: [KG501, KG103]
+workloads:
+  - group: example.com
+    kind: ModelGraph
+    class: serving
+    replicas_by_role: true
+    templates:
+      - {each_key: spec.parts, spec: extraPodSpec, model: mainContainer, metadata: podMetadata,
+         completion: COMPLETION, replicas: [replicas]}
+"""
+    _write(tmp_path, ".kubegap-lint.yaml", entry.replace("COMPLETION", "dynamo-component"))
+    assert _rules(tmp_path, str(graph)) == [("KG103", False), ("KG501", False)]
+    graph.write_text(graph.read_text().replace("sharedMemory: {disabled: true}", "sharedMemory: {size: 16Gi}"))
+    assert _rules(tmp_path, str(graph)) == [("KG103", False)]
+    _write(tmp_path, ".kubegap-lint.yaml", entry.replace("COMPLETION", "operator-magic"))
+    proc = run_cli(str(graph))
+    assert proc.returncode == 2 and b"completion" in proc.stderr and b"Traceback" not in proc.stderr
+
+
 # ---------------------------------------------------------------- errors
 
 def test_unknown_key_names_file_key_and_expected(tmp_path: Path) -> None:

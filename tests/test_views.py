@@ -569,3 +569,177 @@ def test_mpijob_workers_without_a_command_follow_the_launcher(launched: str, wor
     (view,) = _views(MPI_NO_COMMAND.replace("LAUNCHED", launched).replace("WORKER", worker))
     assert view["class"] == ("diagnostic" if diagnostic else "training")
     assert [p["follows"] for p in view["pods"]] == [False, worker == ""]
+def _mounts(pod: dict) -> dict:
+    return {m["path"]: (m["volume_type"], m["medium"], (m["volume"] or {}).get("emptyDir", {}).get("sizeLimit"))
+            for c in pod["containers"] for m in c["mounts"]}
+
+
+def test_dynamo_components_are_completed_as_the_operator_completes_them() -> None:
+    """v1alpha1: the service's resources.limits.gpu (of gpuType) goes to the main container, its
+    envs and PVC volumeMounts join it, /dev/shm is a memory emptyDir of sharedMemory.size (8Gi
+    unset, none when disabled); replicas x multinode.nodeCount pods; the workload's replicas are
+    the most replicas of one GPU role, not every pod."""
+    (view,) = _views("""
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata: {name: g}
+spec:
+  pvcs: [{name: models, create: false}]
+  envs: [{name: NCCL_DEBUG, value: WARN}, {name: HF_HUB_OFFLINE, value: "1"}]
+  services:
+    Frontend: {replicas: 2, extraPodSpec: {mainContainer: {image: dynamo}}}
+    Decode:
+      replicas: 3
+      resources: {limits: {gpu: "2", gpuType: amd.com/gpu}}
+      envs: [{name: HF_HUB_OFFLINE, value: "1"}]
+      volumeMounts: [{name: models, mountPoint: /models}]
+      extraPodMetadata: {labels: {tier: decode}}
+      extraPodSpec: {mainContainer: {image: dynamo, env: [{name: HF_HUB_OFFLINE, value: "0"}]}}
+    Prefill:
+      replicas: 1
+      multinode: {nodeCount: 2}
+      sharedMemory: {disabled: true}
+      resources: {requests: {gpu: "8"}}
+      extraPodSpec: {mainContainer: {image: dynamo}}
+""")
+    assert _summary(view) == ("DynamoGraphDeployment", [("Frontend", 2, 0), ("Decode", 3, 2), ("Prefill", 2, 8)],
+                              7, 22, False, True)
+    assert view["replicas"] == 3  # Decode's 3, not 7 pods nor the Frontend's
+    frontend, decode, prefill = view["pods"]
+    assert _mounts(frontend) == {"/dev/shm": ("emptyDir", "Memory", "8Gi")}
+    assert _mounts(decode) == {"/models": ("persistentVolumeClaim", None, None), "/dev/shm": ("emptyDir", "Memory", "8Gi")}
+    assert _mounts(prefill) == {}
+    assert decode["accelerators"] == {"amd.com/gpu": 2} and decode["containers"][0]["name"] == "main"
+    assert decode["env"]["HF_HUB_OFFLINE"] == "0"  # the container's own value wins
+    assert prefill["env"] == {"NCCL_DEBUG": "WARN", "HF_HUB_OFFLINE": "1"}  # the graph's spec.envs
+    assert decode["labels"] == {"tier": "decode"}
+
+
+def test_dynamo_v1beta1_components_and_shared_memory_size() -> None:
+    views = _views("""
+apiVersion: nvidia.com/v1beta1
+kind: DynamoGraphDeployment
+metadata: {name: g}
+spec:
+  components:
+    - name: worker
+      replicas: 2
+      sharedMemorySize: 200Gi
+      podTemplate: {spec: {containers: [{name: main, resources: {limits: {nvidia.com/gpu: 4}}}, {name: sidecar}]}}
+    - name: idle
+      sharedMemorySize: "0"
+      podTemplate: {spec: {containers: [{name: main, resources: {limits: {nvidia.com/gpu: 4}}}]}}
+""")
+    (view,) = views
+    assert _summary(view) == ("DynamoGraphDeployment", [("worker", 2, 4), ("idle", 1, 4)], 3, 12, False, True)
+    worker, idle = view["pods"]
+    assert _mounts(worker) == {"/dev/shm": ("emptyDir", "Memory", "200Gi")}  # on main only
+    assert [c["mounts"] != [] for c in worker["containers"]] == [True, False]
+    assert _mounts(idle) == {}
+    assert view["found_by"] == "table:nvidia.com/v1beta1/DynamoGraphDeployment"
+
+
+def test_stormservice_rbg_podcliqueset_knative_and_fleet_counts() -> None:
+    """StormService: RoleSets x role replicas x podGroupSize; RBG: role replicas x group size
+    (v1alpha1 leaderWorkerSet.size, v1alpha2 leaderWorkerPattern.size); PodCliqueSet: set
+    replicas x clique replicas; a Knative revision is one pod; a RayClusterFleet multiplies its
+    clusters' groups."""
+    storm, rbg1, rbg2, pcs, knative, fleet = _views("""
+apiVersion: orchestration.aibrix.ai/v1alpha1
+kind: StormService
+metadata: {name: s}
+spec:
+  replicas: 2
+  template:
+    spec:
+      roles:
+        - {name: routing, template: {spec: {containers: [{name: r}]}}}
+        - {name: prefill, replicas: 3, podGroupSize: 2, template: {spec: {containers: [{name: p, resources: {limits: {nvidia.com/gpu: 1}}}]}}}
+---
+apiVersion: workloads.x-k8s.io/v1alpha1
+kind: RoleBasedGroup
+metadata: {name: r1}
+spec:
+  roles:
+    - {name: worker, replicas: 2, leaderWorkerSet: {size: 4}, template: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 8}}}]}}}
+---
+apiVersion: workloads.x-k8s.io/v1alpha2
+kind: RoleBasedGroup
+metadata: {name: r2}
+spec:
+  roles:
+    - {name: router, replicas: 1, standalonePattern: {template: {spec: {containers: [{name: r}]}}}}
+    - {name: decode, replicas: 3, leaderWorkerPattern: {size: 2, template: {spec: {containers: [{name: d, resources: {limits: {nvidia.com/gpu: 1}}}]}}}}
+---
+apiVersion: grove.io/v1alpha1
+kind: PodCliqueSet
+metadata: {name: p}
+spec:
+  replicas: 2
+  template:
+    cliques:
+      - {name: worker, labels: {grove.io/role: worker}, spec: {roleName: worker, replicas: 3, podSpec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 8}}}]}}}
+---
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata: {name: k}
+spec:
+  template: {spec: {containers: [{image: vllm, resources: {limits: {nvidia.com/gpu: 1}}}]}}
+---
+apiVersion: orchestration.aibrix.ai/v1alpha1
+kind: RayClusterFleet
+metadata: {name: f}
+spec:
+  replicas: 2
+  template:
+    spec:
+      headGroupSpec: {template: {spec: {containers: [{name: h, resources: {limits: {nvidia.com/gpu: 8}}}]}}}
+      workerGroupSpecs:
+        - {groupName: g, replicas: 3, template: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 8}}}]}}}
+""")
+    assert _summary(storm) == ("StormService", [("routing", 2, 0), ("prefill", 12, 1)], 14, 12, False, True)
+    assert storm["replicas"] == 6  # RoleSets x prefill replicas (pod groups, not their pods)
+    assert _summary(rbg1) == ("RoleBasedGroup", [("worker", 8, 8)], 8, 64, False, True)
+    assert rbg1["replicas"] == 2  # instances of the role, not its pods
+    assert _summary(rbg2) == ("RoleBasedGroup", [("router", 1, 0), ("decode", 6, 1)], 7, 6, False, True)
+    assert rbg2["replicas"] == 3
+    assert _summary(pcs) == ("PodCliqueSet", [("worker", 6, 8)], 6, 48, False, True) and pcs["replicas"] == 6
+    assert pcs["pods"][0]["labels"] == {"grove.io/role": "worker"}  # the clique's own labels
+    assert _summary(knative) == ("Service", [("revision", 1, 1)], 1, 1, False, True)
+    assert _summary(fleet) == ("RayClusterFleet", [("head", 2, 8), ("g", 6, 8)], 8, 64, False, True)
+    assert {p["found_by"] for v in (storm, rbg1, pcs, knative, fleet) for p in v["pods"]} == {
+        "table:orchestration.aibrix.ai/StormService", "table:workloads.x-k8s.io/RoleBasedGroup",
+        "table:grove.io/PodCliqueSet", "table:serving.knative.dev/Service",
+        "table:orchestration.aibrix.ai/RayClusterFleet"}
+
+
+def test_knative_scale_annotations_bound_the_replicas() -> None:
+    """A Knative revision's min-scale / max-scale (and the older minScale / maxScale) are its
+    autoscaler's bounds; unset, neither is known."""
+    bounded, older, unset = _views("""
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata: {name: a}
+spec:
+  template:
+    metadata: {annotations: {autoscaling.knative.dev/min-scale: "1", autoscaling.knative.dev/max-scale: "6"}}
+    spec: {containers: [{image: vllm, resources: {limits: {nvidia.com/gpu: 1}}}]}
+---
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata: {name: b}
+spec:
+  template:
+    metadata: {annotations: {autoscaling.knative.dev/minScale: "2"}}
+    spec: {containers: [{image: vllm}]}
+---
+apiVersion: serving.knative.dev/v1
+kind: Service
+metadata: {name: c}
+spec:
+  template: {spec: {containers: [{image: vllm}]}}
+""")
+    assert bounded["scaling"]["max"] == 6
+    assert [(f["min"], f["max"], f["min_set"]) for f in bounded["scaling"]["floors"]] == [(1, 6, True)]
+    assert [(f["min"], f["max"]) for f in older["scaling"]["floors"]] == [(2, None)]
+    assert unset["scaling"] == {"max": 1, "floors": []}

@@ -53,6 +53,8 @@ class TemplateRule:
     gpus: Path_ | None = None  # total GPUs the operator spreads over the pods (MPIJob v1alpha1)
     partial: bool = False  # the pod spec is completed elsewhere (an Argo containerSet's template)
     strip_resources: bool = False  # the operator clears the first container's resources (MPIJob v1alpha1 launcher)
+    completion: str | None = None  # dynamo-component: the operator completes the pod (dynamo.py)
+    metadata: Path_ | None = None  # (with spec) the pod's metadata in the entry (Dynamo extraPodMetadata); (): the entry
 
 
 @record(frozen=True)
@@ -66,6 +68,7 @@ class KindRule:
     claim_policies: Path_ | None = None  # JobSet volumeClaimPolicies: [{templates: [...]}]
     version: str | None = None  # only this apiVersion version (MPIJob kubeflow.org/v1alpha1)
     merge: str | None = None  # trainer-runtime: judged merged with the runtime it names (trainjob.py)
+    replicas_by_role: bool = False  # replicas: the most replicas of one GPU role (views._replicas)
 
     @property
     def found_by(self) -> str:
@@ -115,6 +118,8 @@ def _rule(entry: dict[str, Any]) -> KindRule:
             gpus=_opt_path(t, "gpus"),
             partial=bool(t.get("partial", False)),
             strip_resources=bool(t.get("strip_resources", False)),
+            completion=t.get("completion"),
+            metadata=() if t.get("metadata") == "." else _opt_path(t, "metadata"),
         )
         for t in entry["templates"]
     )
@@ -128,6 +133,7 @@ def _rule(entry: dict[str, Any]) -> KindRule:
         templates=templates,
         version=entry.get("version"),
         merge=entry.get("merge"),
+        replicas_by_role=bool(entry.get("replicas_by_role", False)),
     )
 
 

@@ -16,7 +16,7 @@ from kubegap_lint.core.keypaths import Where, sub
 from kubegap_lint.input.read import Resource
 from kubegap_lint.workloads.context import ViewContext
 from kubegap_lint.workloads.kinds import KindRule, KindTable, TemplateRule, declared_replicas, get_path
-from kubegap_lint.workloads.records import Pod, pod_record, table_count
+from kubegap_lint.workloads.records import Pod, pod_record, role_instances, table_count
 from kubegap_lint.workloads.trainjob import merged_pods, override_nodes
 from kubegap_lint.workloads.walked import walked_pods
 
@@ -70,7 +70,9 @@ def table_pods(data: dict[str, Any], kind_rule: KindRule, kind_table: KindTable 
             replicas, placeholders = table_count(rule, entry if per_entry else data, data,
                                                  base if per_entry else prefix, prefix)
             pod = pod_record(rule, role, base, entry, entry_where, replicas=replicas, found_by=kind_rule.found_by,
-                             placeholders=placeholders, gpu_share=gpu_share)
+                             placeholders=placeholders, gpu_share=gpu_share, root=data)
+            if pod is not None and kind_rule.replicas_by_role:
+                pod = dataclasses.replace(pod, instances=role_instances(rule, entry, data))
             if pod is not None:
                 pods.append(pod)
     return pods

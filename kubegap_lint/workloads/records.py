@@ -13,6 +13,7 @@ from typing import Any
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
 from kubegap_lint.core.keypaths import Where, sub
+from kubegap_lint.workloads.dynamo import DYNAMO_COMPONENT, MAIN_CONTAINER, component_spec
 from kubegap_lint.workloads.kinds import TemplateRule, get_path
 from kubegap_lint.workloads.placeholders import is_placeholder
 
@@ -46,6 +47,7 @@ class Pod:
     label: str | None = None  # for messages; None: from the role
     runtime: dict[str, Any] | None = None  # a merged TrainJob pod's runtime
     placeholders: tuple[dict[str, Any], ...] = ()  # counts that are unrendered placeholders (KG008)
+    instances: int | None = None  # replicas of its role alone, before any group size (replicas_by_role)
 
 
 def _containers(spec: dict[str, Any], spec_where: Where | None, model_where: Where | None,
@@ -77,7 +79,7 @@ def _model_spec(spec: dict[str, Any], rule: TemplateRule) -> dict[str, Any] | No
     if not isinstance(model, dict):
         return None
     synthetic = dict(model)
-    synthetic.setdefault("name", "kserve-container")
+    synthetic.setdefault("name", MAIN_CONTAINER if rule.completion == DYNAMO_COMPONENT else "kserve-container")
     return dict(spec, containers=[synthetic] + list(as_list(spec.get("containers"))))
 
 
@@ -92,8 +94,9 @@ def _without_resources(spec: dict[str, Any]) -> dict[str, Any]:
 
 def pod_record(rule: TemplateRule, role: str, base: str, holder: dict[str, Any], where: Where, *,
                replicas: int | None, found_by: str, placeholders: tuple[dict[str, Any], ...] = (),
-               gpu_share: bool = False) -> Pod | None:
-    """The pod `rule` reads in `holder` (whose key path is `where`); None when it holds none."""
+               gpu_share: bool = False, root: dict[str, Any] | None = None) -> Pod | None:
+    """The pod `rule` reads in `holder` (whose key path is `where`), in the resource `root`;
+    None when it holds none."""
     metadata: dict[str, Any] = {}
     metadata_where = spec_where = model_where = lone_where = None
     partial = rule.partial
@@ -114,6 +117,8 @@ def pod_record(rule: TemplateRule, role: str, base: str, holder: dict[str, Any],
             return None
         if rule.spec == ("spec",):
             metadata, metadata_where = as_dict(holder.get("metadata")), sub(where, "metadata")
+        elif rule.metadata is not None:
+            metadata, metadata_where = as_dict(get_path(holder, rule.metadata)), sub(where, *rule.metadata)
         node_where = spec_where = sub(where, *rule.spec)
         completed = _model_spec(spec, rule)
         if completed is not None:
@@ -132,12 +137,26 @@ def pod_record(rule: TemplateRule, role: str, base: str, holder: dict[str, Any],
         spec, partial = {"containers": [synthetic]}, True
         node_where = lone_where = sub(where, *rule.container)
         rel = rule.container
+    if rule.completion == DYNAMO_COMPONENT:
+        spec = component_spec(spec, holder, main_first=model_where is not None, graph=root)
     containers, init_containers = _containers(spec, spec_where, model_where, lone_where)
     return Pod(role=role, path=".".join(p for p in (base, ".".join(rel)) if p), node=node, spec=spec,
                metadata=metadata, where=node_where, spec_where=spec_where, metadata_where=metadata_where,
                replicas=replicas, containers=containers, init_containers=init_containers, found_by=found_by,
                partial=partial, gpu_share=gpu_share, counted=rule.counts_as_replicas,
                placeholders=placeholders)
+
+
+def role_instances(rule: TemplateRule, entry: dict[str, Any], root: dict[str, Any]) -> int | None:
+    """The replicas of one role: its entry's first count times the group counts above it
+    (root_replicas), a multi-node group's size not multiplied in; None when one is not a number."""
+    raw = get_path(entry, rule.replicas[0]) if rule.replicas else None
+    total = rule.default_replicas if raw is None else as_count(raw)
+    for path in rule.root_replicas:
+        above = get_path(root, path)
+        count = 1 if above is None else as_count(above)
+        total = None if total is None or count is None else total * count
+    return total
 
 
 def table_count(rule: TemplateRule, source: dict[str, Any], root: dict[str, Any],

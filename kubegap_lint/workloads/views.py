@@ -106,6 +106,10 @@ def _replicas(data: dict[str, Any], rule: KindRule, records: list[Pod], pods: li
     for a kind that only holds whole resources, the sum of theirs (an AppWrapper's Deployment)."""
     if rule.replicas:
         return declared_replicas(data, rule)
+    if rule.replicas_by_role:  # roles that scale apart: the most replicas of one (GPU) role
+        table = [(record, view) for record, view in zip(records, pods, strict=True) if record.found_by == rule.found_by]
+        chosen = [record.instances for record, view in table if view["has_gpu"]] or [r.instances for r, _ in table]
+        return None if any(c is None for c in chosen) else max(cast(list[int], chosen), default=pods_total)
     if any(t.counts_as_replicas for t in rule.templates):
         counted = [view["replicas"] for record, view in zip(records, pods, strict=True) if record.counted]
         return None if any(c is None for c in counted) else sum(cast(list[int], counted))

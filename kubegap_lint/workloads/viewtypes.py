@@ -179,7 +179,10 @@ class WorkloadSummary(_WorkloadKeys):
     serving: Annotated[bool, "the class is `serving`"]
     replicas: Annotated[
         int | None, "the workload's replica count: `spec.replicas` for most serving kinds,"
-                    " LeaderWorkerSet groups, the worker groups of a RayService; null when unknown"]
+                    " LeaderWorkerSet groups, the worker groups of a RayService, the most replicas of"
+                    " one GPU role for kinds whose roles scale apart (Dynamo components, RBG roles, AIBrix"
+                    " StormService roles times its RoleSets);"
+                    " null when unknown"]
     pods_total: Annotated[int | None, "pods of all templates, CPU launchers and Ray heads included (Trainer's dataset"
                                       " and model initializers, which finish before training starts, are not);"
                                       " null when a count is unknown (an unrendered `$N`)"]
@@ -337,11 +340,13 @@ list of mappings) or a pod spec written inline (a `containers` list of mappings,
 
 The workload table (`policies/workloads.yaml`, extended by a configuration's `workloads:`) only
 adds meaning for the kinds it knows: the class, where the counts are and how they multiply, the
-role names, and merge rules (a TrainJob with its runtime, below). A known kind's templates are
-read through its entry; any other template the walk finds in it (a KServe transformer) is added
-beside them. A kind the table does not know is a workload of class `other` whose templates are
-all walked: each counts a sibling `replicas` (else 1), and its role is the nearest key that is
-not `template` or `spec` (a list entry's `name`). Such a workload gets every rule that needs
+role names, and merge rules (a TrainJob with its runtime, below), or what an operator adds to
+the pod it builds (an NVIDIA Dynamo component's main container gets its `resources`, `envs`, PVC
+mounts and the /dev/shm of `sharedMemory` / `sharedMemorySize`: `workloads/dynamo.py`). A
+known kind's templates are read through its entry; any other template the walk finds in it (a
+KServe transformer) is added beside them. A kind the table does not know is a workload of class
+`other` whose templates are all walked: each counts a sibling `replicas` (else 1), and its role
+is the nearest key that is not `template` or `spec` (a list entry's `name`). Such a workload gets every rule that needs
 neither a class nor a count (KG501, KG503, the NCCL rules that read env, ...).
 
 Some kinds hold whole resources (Katib's `trialTemplate.trialSpec`, each Kueue AppWrapper

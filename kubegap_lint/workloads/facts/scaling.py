@@ -55,11 +55,31 @@ def scaling_facts(view: dict[str, Any]) -> dict[str, Any]:
                                "min": _bound(group.get("minReplicas"), None),
                                "min_set": group.get("minReplicas") is not None,
                                "max": _bound(group.get("maxReplicas"), None), "node": group})
+    if view.get("kind") == "Service" and str(view.get("apiVersion") or "").startswith("serving.knative.dev/"):
+        floors.extend(_knative_floor(spec))
     highest = view.get("replicas") if isinstance(view.get("replicas"), int) else None
     for floor in floors:
         if floor["max"] is not None:
             highest = floor["max"] if highest is None else max(highest, floor["max"])
     return {"max": highest, "floors": floors}
+
+
+# Knative's scale bounds: annotations of the revision template, `min-scale` / `max-scale` (the
+# older `minScale` / `maxScale` too). Unset, the floor is the cluster's (0 with scale to zero,
+# else 1) and there is no ceiling: both unknown here.
+_KNATIVE_MIN = ("autoscaling.knative.dev/min-scale", "autoscaling.knative.dev/minScale")
+_KNATIVE_MAX = ("autoscaling.knative.dev/max-scale", "autoscaling.knative.dev/maxScale")
+
+
+def _knative_floor(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    metadata = as_dict(as_dict(spec.get("template")).get("metadata"))
+    annotations = as_dict(metadata.get("annotations"))
+    low = next((annotations[k] for k in _KNATIVE_MIN if k in annotations), None)
+    high = next((annotations[k] for k in _KNATIVE_MAX if k in annotations), None)
+    if low is None and high is None:
+        return []
+    return [{"source": "the Knative revision's min-scale", "min": _bound(low, None),
+             "min_set": low is not None, "max": _bound(high, None), "node": annotations}]
 
 
 def kserve_predictor(view: dict[str, Any], gpu_patterns: Sequence[str],
@@ -95,7 +115,7 @@ def _autoscalers(view: dict[str, Any], context: ViewContext) -> list[dict[str, A
             for a in context.index.autoscalers_for(view.get("namespace"), view["kind"], view.get("name"))]
 
 
-@fact("scaling", "workload", "Any", "`max`: the highest of `replicas` and every known autoscaler maximum (null when none is known); `floors`: one entry per autoscaler, `source` (for messages), `min`, `min_set`, `max`, `node`. From `autoscalers` (an HPA's unset `minReplicas` is 1, its documented default; a ScaledObject's unset bounds are unknown), a KServe InferenceService predictor (`minReplicas`, 1 when unset; `maxReplicas`) and each GPU worker group of a RayService under `enableInTreeAutoscaling` (`minReplicas`, `maxReplicas`)")
+@fact("scaling", "workload", "Any", "`max`: the highest of `replicas` and every known autoscaler maximum (null when none is known); `floors`: one entry per autoscaler, `source` (for messages), `min`, `min_set`, `max`, `node`. From `autoscalers` (an HPA's unset `minReplicas` is 1, its documented default; a ScaledObject's unset bounds are unknown), a KServe InferenceService predictor (`minReplicas`, 1 when unset; `maxReplicas`), each GPU worker group of a RayService under `enableInTreeAutoscaling` (`minReplicas`, `maxReplicas`) and a Knative Service's revision annotations (`autoscaling.knative.dev/min-scale`, `max-scale`; unset: unknown)")
 def _scaling(view: dict[str, Any], context: ViewContext) -> dict[str, Any]:
     return scaling_facts(view)
 
