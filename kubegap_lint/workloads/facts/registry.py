@@ -53,11 +53,6 @@ def fact(name: str, level: Level, type: str, doc: str, *, costly: bool = True,  
     return register
 
 
-def facts_of(level: Level) -> list[Fact]:
-    """The facts of one level, in the order they are made."""
-    return [f for f in FACTS.values() if f.level == level]
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Need:
     """What a policy's `needs:` may name: something the view can lack, so that the rules that
