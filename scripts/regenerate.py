@@ -6,7 +6,8 @@ rule, an example, the workload view's types or an output format, then review `gi
 
 - docs/rules.md: `kubegap-lint rules --markdown` (tests/test_docs.py)
 - docs/workload-view.md: from kubegap_lint/workloads/viewtypes.py and the fact registry
-  (kubegap_lint/workloads/facts/; tests/test_viewtypes.py)
+  (kubegap_lint/workloads/facts/), its table of what a policy's `needs:` and `at:` can name
+  included (tests/test_viewtypes.py)
 - the tables marked `generated` in hand-written pages (tests/test_docs.py): the options of `lint`
   in docs/command-line.md (kubegap_lint/cli/reference.py, from the command's own options) and
   the policy functions in docs/writing-policies.md (catalog/docs.py, from catalog/functions.py)

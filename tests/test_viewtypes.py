@@ -95,3 +95,21 @@ def test_a_key_the_types_do_not_declare_is_found() -> None:
     _check(view, WorkloadView, "view", problems, {})
     assert problems == ["view: built but not declared in WorkloadView: ['surprise']",
                         "view: declared in WorkloadView but not built: ['gpu_pods']"]
+
+
+def test_needs_are_the_registrys_and_name_workload_keys() -> None:
+    """A policy's `needs:` means what the registry's NEEDS says: the schema allows those names
+    and no other, each names a key the workload view declares, and every policy's needs is one."""
+    import json
+
+    from kubegap_lint.catalog.policies import load_catalog
+    from kubegap_lint.workloads.facts.registry import NEEDS
+
+    schema = json.loads((REPO / "schemas" / "policy.schema.json").read_text(encoding="utf-8"))
+    assert schema["properties"]["needs"]["items"]["enum"] == list(NEEDS)
+    declared = fields_of(WorkloadView)
+    assert all(need.lacking in declared for need in NEEDS.values())
+    used = {need for policy in load_catalog().policies for need in policy.needs}
+    assert used and used <= set(NEEDS)
+    section = render_view_markdown().split("## What `needs:` and `at:` can name")[1]
+    assert all(f"| `{name}` |" in section for name in NEEDS)

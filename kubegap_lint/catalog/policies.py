@@ -161,7 +161,8 @@ class LazyExpression:
     expression compiled when the cache was made), parsed from its text at its first use: a run
     that evaluates no workload parses none. The cache holds the text only, never an AST, so the
     AST used is always the parse of the policy's own text, under the same limits as a load from
-    the files. Stands in for jmespath's ParsedResult (`expression`, `parsed`, `search`).
+    the files. Stands in for jmespath's ParsedResult (`expression`, `parsed`); searched by the run's
+    compiler (catalog/compile.py), never by jmespath's interpreter.
 
     `patterns_checked`: the patterns it passes to match() passed the pattern check
     (patterns.py) with the catalog's own parameters when the cache was made, so a run with
@@ -181,11 +182,6 @@ class LazyExpression:
 
             self._parsed = jmespath.compile(self.expression).parsed
         return self._parsed
-
-    def search(self, value: Any, options: Any = None) -> Any:
-        from jmespath import visitor
-
-        return visitor.TreeInterpreter(options).visit(self.parsed, value)
 
     def __repr__(self) -> str:
         return f"LazyExpression({self.expression!r})"

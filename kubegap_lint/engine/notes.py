@@ -1,8 +1,8 @@
 """KG008: say once which rules could not judge a workload, instead of guessing or silence.
 
-A view names what it lacks (`unrendered_counts`: counts that are placeholders;
-`runtime_missing`: a TrainJob's runtime that is not in the input); each policy names what it
-needs (`needs:` in its file). A note lists the rules that are on, need the missing fact, and
+A view names what it lacks (the registry's NEEDS, workloads/facts/registry.py: `counts` are
+lacking when `unrendered_counts` lists placeholders, `runtime` when `runtime_missing` names a
+TrainJob's runtime not in the input); each policy names what it needs (`needs:` in its file). A note lists the rules that are on, need the missing fact, and
 could apply to the workload's class (a rule tagged training or serving only to that class).
 """
 
@@ -14,6 +14,7 @@ from typing import Any
 from kubegap_lint.catalog.policies import Policy
 from kubegap_lint.core.model import Finding, Location
 from kubegap_lint.input.read import Resource
+from kubegap_lint.workloads.facts.registry import NEEDS
 
 
 def _could_apply(policy: Policy, view: Mapping[str, Any]) -> bool:
@@ -31,8 +32,8 @@ def not_judged_notes(note: Policy, policies: list[Policy], view: Mapping[str, An
                      resource: Resource) -> Iterator[Finding]:
     if not view.get("has_gpu"):
         return
-    unrendered = view.get("unrendered_counts")
-    missing = view.get("runtime_missing")
+    unrendered = view.get(NEEDS["counts"].lacking)
+    missing = view.get(NEEDS["runtime"].lacking)
     if not unrendered and not missing:
         return  # what most workloads lack: nothing
     ref = resource.ref()

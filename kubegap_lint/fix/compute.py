@@ -99,6 +99,3 @@ def file_fixes(text: str, findings: Iterable[Finding], params: dict[str, Any]) -
         out[finding_key(finding)] = fix
     return out
 
-
-def fixed_rules() -> list[str]:
-    return sorted(BUILDERS)

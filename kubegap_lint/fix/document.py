@@ -9,7 +9,6 @@ refused (`Unfixable`): its text is never touched.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -147,8 +146,3 @@ class Layout:
     def __repr__(self) -> str:
         return f"Layout(step={self.step}, dash_offset={self.dash_offset})"
 
-
-def any_node(value: Any) -> Node:
-    """For type checkers: a value known to be a node."""
-    assert isinstance(value, Node)
-    return value

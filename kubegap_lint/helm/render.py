@@ -45,11 +45,6 @@ class NotLinted(KubegapError):
     "not linted" reporting of charts can take it over in one place."""
 
 
-def note_line(chart: str, note: NotLinted) -> str:
-    """The note as the commands print it."""
-    return f"kubegap-lint: note: {chart}: {note}"
-
-
 @record
 class RenderOptions:
     values: list[str] = field(default_factory=list)  # -f files
@@ -179,17 +174,6 @@ def charts_of(paths: list[str]) -> list[str]:
 def _relative(path: str) -> str:
     relative = os.path.relpath(path)
     return path if relative.startswith("..") else relative
-
-
-def in_chart_templates(path: str) -> bool:
-    """A file below a chart's templates/ folder: Go-template text, not YAML until rendered."""
-    parts = os.path.abspath(path).split(os.sep)
-    for index in range(len(parts) - 2, 0, -1):
-        if parts[index] == "templates":
-            chart = os.sep.join(parts[:index]) or os.sep
-            if os.path.isfile(os.path.join(chart, "Chart.yaml")):
-                return True
-    return False
 
 
 def split_chart_sources(sources: list[Source]) -> tuple[list[Source], list[str]]:

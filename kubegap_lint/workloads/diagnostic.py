@@ -194,7 +194,7 @@ def diagnostic_verdict(containers: list[dict[str, object]], programs: Sequence[s
     if not containers:
         return False, False
     commands = [_words(c.get("command")) for c in containers]
-    follows = True  # container_follows, without a list a command
+    follows = True  # every container only serves another pod (an MPI worker's sshd)
     for command in commands:
         if not command or _program(command[0]) not in _FOLLOWERS:
             follows = False

@@ -415,6 +415,47 @@ says once which rules did not judge it.
 """
 
 
+NAMES_INTRO = """
+## What `needs:` and `at:` can name
+
+A policy's `needs:` lists what it cannot judge a workload without. When the view lacks one, the
+rule is silent on that workload and KG008 says so once. The names are the registry's
+(`NEEDS` in `kubegap_lint/workloads/facts/registry.py`; the policy schema allows exactly these):
+
+"""
+
+AT_INTRO = """
+An `at:` expression points at a manifest node: a record below that carries `key_paths` (at its
+`.` entry), a raw manifest node such a record holds, or a field of one (its path is the node's
+and the key, present or missing), or a mapping or list of the manifest that a fact holds (found
+in the document itself). Which `at:` wins is in docs/writing-policies.md (*Where a finding
+points*).
+
+"""
+
+
+def _is_raw(hint: Any) -> bool:
+    """A raw manifest node (`Raw`, or `Raw | None`): what a finding may point at by the node itself."""
+    return hint == Raw or typing.get_origin(hint) in (typing.Union, types.UnionType) and Raw in typing.get_args(hint)
+
+
+def render_names_markdown() -> str:
+    """What a policy's `needs:` may name (the registry's NEEDS) and what its `at:` may point at
+    (the records that carry `key_paths`, and the raw manifest nodes each view type holds)."""
+    from kubegap_lint.workloads.facts.registry import NEEDS
+
+    parts = [NAMES_INTRO, "| `needs:` | what the rule needs | lacking when the workload's |\n|---|---|---|\n"]
+    parts += [f"| `{need.name}` | {need.doc} | `{need.lacking}` is set |\n" for need in NEEDS.values()]
+    parts += [AT_INTRO, "| record | where it points (`key_paths`) | raw manifest nodes it holds |\n|---|---|---|\n"]
+    for heading, typed in SECTIONS:
+        fields = fields_of(typed)
+        paths = fields.get("key_paths")
+        raw = ", ".join(f"`{key}`" for key, (hint, _) in fields.items() if key != "key_paths" and _is_raw(hint))
+        if paths is not None or raw:
+            parts.append(f"| {heading.split(' (')[0]} | {paths[1] if paths else 'none of its own'} | {raw or '-'} |\n")
+    return "".join(parts)
+
+
 def render_view_markdown() -> str:
     parts = [PREAMBLE]
     for heading, typed in SECTIONS:
@@ -424,6 +465,7 @@ def render_view_markdown() -> str:
             fact = meaning.startswith("(fact) ")
             text = meaning[len("(fact) "):] if fact else meaning
             parts.append(f"| `{key}` | {_type_text(hint)} | {'*(fact)* ' if fact else ''}{text} |\n")
+    parts.append(render_names_markdown())
     parts.append("\n" + APPENDIX)
     return "".join(parts)
 

@@ -53,6 +53,21 @@ def fact(name: str, level: Level, type: str, doc: str, *, costly: bool = True,  
     return register
 
 
-def facts_of(level: Level) -> list[Fact]:
-    """The facts of one level, in the order they are made."""
-    return [f for f in FACTS.values() if f.level == level]
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Need:
+    """What a policy's `needs:` may name: something the view can lack, so that the rules that
+    need it cannot judge the workload (KG008 says which, engine/notes.py)."""
+
+    name: str
+    lacking: str  # the workload view's key that is set (not null, not empty) when the view lacks it
+    doc: str
+
+
+NEEDS: dict[str, Need] = {need.name: need for need in (
+    Need(name="counts", lacking="unrendered_counts",
+         doc="replica and pod counts: a count that is an unrendered placeholder (`$N`, `${N}`) leaves"
+             " the rule unjudged"),
+    Need(name="runtime", lacking="runtime_missing",
+         doc="a TrainJob's (Cluster)TrainingRuntime: its pods are the runtime's template merged with"
+             " it, so without the runtime in the input the rule does not judge them"),
+)}  # schemas/policy.schema.json's `needs` enum holds these names (tests/test_viewtypes.py)
