@@ -166,7 +166,8 @@ _WorkloadKeys = TypedDict("_WorkloadKeys", {
     "apiVersion": Annotated["str | None", "from the resource"],
     "name": Annotated["str | None", "from the resource"],
     "namespace": Annotated["str | None", "from the resource"],
-    "class": Annotated[str, "`training`, `serving` or `other`, from the table (`other` for a walked kind);"
+    "class": Annotated[str, "`training`, `serving` or `other`, from the table, else from the shape of a kind"
+                            " it does not know (`other` when the shape does not decide; below);"
                             " `diagnostic` when every GPU pod is diagnostic (below)"],
 })
 
@@ -178,7 +179,9 @@ class WorkloadSummary(_WorkloadKeys):
     serving: Annotated[bool, "the class is `serving`"]
     replicas: Annotated[
         int | None, "the workload's replica count: `spec.replicas` for most serving kinds,"
-                    " LeaderWorkerSet groups, the worker groups of a RayService; null when unknown"]
+                    " LeaderWorkerSet groups, the worker groups of a RayService; for a serving kind classified by its shape,"
+                    " the most pods one GPU template makes (times the root's `spec.replicas` for a nested one);"
+                    " else the pods of all templates; null when unknown"]
     pods_total: Annotated[int | None, "pods of all templates, CPU launchers and Ray heads included (Trainer's dataset"
                                       " and model initializers, which finish before training starts, are not);"
                                       " null when a count is unknown (an unrendered `$N`)"]
@@ -194,6 +197,11 @@ class WorkloadSummary(_WorkloadKeys):
     launchers: Annotated[list[str], "the launchers found in commands"]
     diagnostic: Annotated[bool, "every GPU pod only runs a diagnostic or idles (below); KG201-KG203 and KG401 skip it"]
     found_by: Annotated[str, "the table entry that read the resource (`table:apps/Deployment`), or `walk`"]
+    class_from: Annotated[str | None, "where the class comes from: `table`; `shape` for a kind the table does not"
+                                      " know whose fields decide it (below); null when they do not (class `other`:"
+                                      " KG008 names the rules that did not judge it)"]
+    class_sign: Annotated[str | None, "for `class_from: shape`, the field that decided (`spec.backoffLimit`,"
+                                      " `spec.replicas`); else null"]
     runtime: Annotated[Any, "a TrainJob merged with its runtime: `kind`, `name`; else null"]
     runtime_missing: Annotated[Any, "a TrainJob whose runtime is not in the input: `kind`, `name` (KG008 says"
                                     " which rules did not judge it); else null"]
@@ -332,10 +340,24 @@ The workload table (`policies/workloads.yaml`, extended by a configuration's `wo
 adds meaning for the kinds it knows: the class, where the counts are and how they multiply, the
 role names, and merge rules (a TrainJob with its runtime, below). A known kind's templates are
 read through its entry; any other template the walk finds in it (a KServe transformer) is added
-beside them. A kind the table does not know is a workload of class `other` whose templates are
-all walked: each counts a sibling `replicas` (else 1), and its role is the nearest key that is
-not `template` or `spec` (a list entry's `name`). Such a workload gets every rule that needs
-neither a class nor a count (KG501, KG503, the NCCL rules that read env, ...).
+beside them. A kind the table does not know is a workload whose templates are all walked: each
+counts a sibling `replicas` (else 1), and its role is the nearest key that is not `template` or
+`spec` (a list entry's `name`). Such a workload gets every rule that needs neither a class nor
+a count (KG501, KG503, the NCCL rules that read env, ...).
+
+Its class comes from its shape where the shape decides (`kubegap_lint/workloads/shape.py`; the
+table always wins). Pods that run to completion show in the controller's own fields:
+`completions`, `completionMode`, `backoffLimit`, `backoffLimitPerIndex`,
+`ttlSecondsAfterFinished`, `activeDeadlineSeconds`, `runPolicy`, `successPolicy`, a cron
+`schedule`, a training operator's `*ReplicaSpecs`, or a `restartPolicy` of `Never`, `OnFailure`
+or `ExitCode` (on a replica spec or in a pod template): class `training`. Without any, a
+`replicas` field (a controller that keeps copies running) makes it `serving`, whose `replicas`
+is the most pods one GPU template makes (times the root's `spec.replicas` for a role nested
+below it), not the sum of its roles. Fields inside pod specs, `metadata` and `status` are not
+read. `class_from` says `shape` and `class_sign` the field that decided; findings on it carry
+`class_from: {by: shape, class, field}` in the JSON output. With none of these fields the class
+is `other`, and a GPU workload gets one KG008 note naming its kind and the rules that judge only
+training or serving workloads.
 
 Every pod says what found it (`found_by`): `table:<group>/<Kind>` (`table:<group>/<version>/<Kind>`
 for a versioned entry such as MPIJob `kubeflow.org/v1alpha1`) or `walk`; findings carry it into
