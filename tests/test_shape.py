@@ -10,6 +10,8 @@ from pathlib import Path
 import jmespath
 import pytest
 from conftest import run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubegap_lint.catalog.compile import root_fields
 from kubegap_lint.config.settings import Settings
@@ -63,8 +65,9 @@ def test_shape_walk_is_bounded_and_takes_any_input() -> None:
     for _ in range(60):
         deep = {"a": deep}
     assert shape_class(_with({"x": deep})) is None  # deeper than any CRD nests: not read
-    for odd in (None, [], "text", {"spec": None}, {"spec": [1, {"replicas": 2}]}):
-        shape_class(odd)
+    for odd in (None, [], "text", {"spec": None}, {"spec": [1, {"replicas": 2}]},
+                {"spec": {"restartPolicy": ["Never"], 3: {"template": {"spec": {**_POD, "restartPolicy": {}}}}}}):
+        shape_class(odd)  # unhashable restart policies, keys that are not text: no crash
     assert shape_class({"spec": [{"replicas": 2}]}) == ("serving", "spec[0].replicas")
 
 
@@ -169,3 +172,20 @@ def test_the_note_is_in_every_format(tmp_path: Path) -> None:
     assert result["level"] == "note" and "GpuSandbox is not in the workload table" in result["message"]["text"]
     github = run_cli("--format", "github", *common).stdout.decode()
     assert "::notice file=" in github and "line=2,col=1,title=KG008 workload-not-judged::" in github
+
+
+_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.sampled_from(["Never", "OnFailure", "Always", "x", ""])),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.one_of(st.sampled_from(["spec", "replicas", "restartPolicy", "template", "containers",
+                                                   "schedule", "xReplicaSpecs", "metadata"]), st.integers()),
+                        inner, max_size=4)),
+    max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_VALUES)
+def test_any_input_gets_a_class_or_none_and_never_an_error(data: object) -> None:
+    found = shape_class({"spec": data})
+    assert found is None or found[0] in ("training", "serving") and found[1].startswith("spec")

@@ -32,6 +32,10 @@ _SKIPPED = frozenset(("metadata", "status"))
 _MAX_DEPTH = 40  # as discover.py: bounds the walk on hostile input
 
 
+def _batch_restart(value: Any) -> bool:
+    return isinstance(value, str) and value in BATCH_RESTART
+
+
 def shape_class(data: Any) -> tuple[str, str] | None:
     """(`training` or `serving`, the field that decided it), or None when the shape does not
     decide. The fields of pod specs are not read, but their `restartPolicy`."""
@@ -47,7 +51,7 @@ def shape_class(data: Any) -> tuple[str, str] | None:
         if not isinstance(node, dict):
             continue
         if is_template_spec(node):  # a pod spec: only its restart policy is the controller's business
-            if node.get("restartPolicy") in BATCH_RESTART:
+            if _batch_restart(node.get("restartPolicy")):
                 return "training", f"{path}.restartPolicy: {node['restartPolicy']}"
             continue
         children: list[tuple[Any, str, int]] = []
@@ -56,7 +60,7 @@ def shape_class(data: Any) -> tuple[str, str] | None:
             if name in BATCH_FIELDS or name.endswith(BATCH_SUFFIX) and isinstance(value, dict):
                 if name != "schedule" or isinstance(value, str):  # a cron line, not a scheduler's settings
                     return "training", f"{path}.{name}"
-            if name == "restartPolicy" and value in BATCH_RESTART:
+            if name == "restartPolicy" and _batch_restart(value):
                 return "training", f"{path}.restartPolicy: {value}"
             if name == "replicas" and replicas is None:
                 replicas = f"{path}.replicas"
