@@ -40,6 +40,9 @@ def _with(spec: dict) -> dict:
     ({"workers": {"replicas": 2, "restartPolicy": "ExitCode", "template": {"spec": _POD}}},
      ("training", "spec.workers.restartPolicy: ExitCode")),
     ({"schedule": "0 3 * * *", "jobTemplate": {"replicas": 1, "template": {"spec": _POD}}}, ("training", "spec.schedule")),
+    # An inline pod spec with the controller's fields beside it (a KServe ServingRuntime-like shape).
+    ({**_POD, "replicas": 2}, ("serving", "spec.replicas")),
+    ({**_POD, "backoffLimit": 1, "activeDeadlineSeconds": 60}, ("training", "spec.backoffLimit")),
 ])
 def test_the_shape_decides(spec: dict, expected: tuple[str, str]) -> None:
     assert shape_class(_with(spec)) == expected
@@ -51,6 +54,7 @@ def test_the_shape_decides(spec: dict, expected: tuple[str, str]) -> None:
     # Inside a pod spec a field is the pod's, not the controller's: a pod's activeDeadlineSeconds
     # or a container's `replicas` argument says nothing.
     {"template": {"spec": {**_POD, "activeDeadlineSeconds": 60, "x": {"replicas": 2}}}},
+    {**_POD, "activeDeadlineSeconds": 60},  # an inline pod spec's own deadline
     {"template": {"metadata": {"labels": {"replicas": "2"}}, "spec": _POD}},  # metadata is not read
     {"schedule": {"queue": "gpu"}, "template": {"spec": _POD}},  # a scheduler's settings, not a cron line
     {"fooReplicaSpecs": "text", "template": {"spec": _POD}},  # replica specs are a mapping

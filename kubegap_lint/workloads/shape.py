@@ -36,9 +36,22 @@ def _batch_restart(value: Any) -> bool:
     return isinstance(value, str) and value in BATCH_RESTART
 
 
+def _batch_sign(name: str, value: Any, pod_spec: bool) -> bool:
+    """The field says the pods run to completion. In an inline pod spec (a kind that writes its
+    controller fields beside the pod's) `activeDeadlineSeconds` is the pod's own field."""
+    if name == "restartPolicy":
+        return _batch_restart(value)
+    if name == "schedule":
+        return isinstance(value, str)  # a cron line, not a scheduler's settings
+    if name in BATCH_FIELDS:
+        return not (pod_spec and name == "activeDeadlineSeconds")
+    return name.endswith(BATCH_SUFFIX) and isinstance(value, dict)
+
+
 def shape_class(data: Any) -> tuple[str, str] | None:
     """(`training` or `serving`, the field that decided it), or None when the shape does not
-    decide. The fields of pod specs are not read, but their `restartPolicy`."""
+    decide. A pod spec is not entered: its own fields are read, as a kind may write its
+    controller's fields beside an inline pod spec, but not its containers or volumes."""
     replicas: str | None = None
     stack: list[tuple[Any, str, int]] = [(as_dict(data).get("spec"), "spec", 0)]
     while stack:
@@ -50,21 +63,15 @@ def shape_class(data: Any) -> tuple[str, str] | None:
             continue
         if not isinstance(node, dict):
             continue
-        if is_template_spec(node):  # a pod spec: only its restart policy is the controller's business
-            if _batch_restart(node.get("restartPolicy")):
-                return "training", f"{path}.restartPolicy: {node['restartPolicy']}"
-            continue
+        pod_spec = is_template_spec(node)
         children: list[tuple[Any, str, int]] = []
         for key, value in node.items():
             name = str(key)
-            if name in BATCH_FIELDS or name.endswith(BATCH_SUFFIX) and isinstance(value, dict):
-                if name != "schedule" or isinstance(value, str):  # a cron line, not a scheduler's settings
-                    return "training", f"{path}.{name}"
-            if name == "restartPolicy" and _batch_restart(value):
-                return "training", f"{path}.restartPolicy: {value}"
+            if _batch_sign(name, value, pod_spec):
+                return "training", f"{path}.{name}" + (f": {value}" if name == "restartPolicy" else "")
             if name == "replicas" and replicas is None:
                 replicas = f"{path}.replicas"
-            if name not in _SKIPPED and isinstance(value, (dict, list)):
+            if not pod_spec and name not in _SKIPPED and isinstance(value, (dict, list)):
                 children.append((value, f"{path}.{name}", depth + 1))
         stack.extend(reversed(children))
     return ("serving", replicas) if replicas is not None else None
