@@ -353,8 +353,9 @@ table always wins). Pods that run to completion show in the controller's own fie
 or `ExitCode` (on a replica spec or in a pod template): class `training`. Without any, a
 `replicas` field (a controller that keeps copies running) makes it `serving`, whose `replicas`
 is the most pods one GPU template makes (times the root's `spec.replicas` for a role nested
-below it), not the sum of its roles. Fields inside pod specs, `metadata` and `status` are not
-read. `class_from` says `shape` and `class_sign` the field that decided; findings on it carry
+below it), not the sum of its roles. `metadata`, `status` and what a pod spec holds (its
+containers, volumes) are not read; a field written beside an inline pod spec is, but the pod's
+own `activeDeadlineSeconds`. `class_from` says `shape` and `class_sign` the field that decided; findings on it carry
 `class_from: {by: shape, class, field}` in the JSON output. With none of these fields the class
 is `other`, and a GPU workload gets one KG008 note naming its kind and the rules that judge only
 training or serving workloads.
