@@ -355,8 +355,8 @@ or `ExitCode` (on a replica spec or in a pod template): class `training`. Withou
 is the most pods one GPU template makes (times the root's `spec.replicas` for a role nested
 below it), not the sum of its roles. `metadata`, `status` and what a pod spec holds (its
 containers, volumes) are not read; a field written beside an inline pod spec is, but the pod's
-own `activeDeadlineSeconds`. `class_from` says `shape` and `class_sign` the field that decided; findings on it carry
-`class_from: {by: shape, class, field}` in the JSON output. With none of these fields the class
+own `activeDeadlineSeconds`. `class_from` says `shape` and `class_sign` the field that
+decided; findings on it carry `class_from: {by: shape, class, field}` in the JSON output. With none of these fields the class
 is `other`, and a GPU workload gets one KG008 note naming its kind and the rules that judge only
 training or serving workloads.
 
