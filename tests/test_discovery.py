@@ -118,17 +118,20 @@ def test_holds_pod_template_on_the_edges() -> None:
     assert not holds_pod_template({"x": deep}) and not _walk_finds({"x": deep})  # one deeper
 
 
-def test_unknown_crd_gets_the_rules_that_need_no_class_and_json_says_the_walk_found_it() -> None:
+def test_unknown_crd_is_walked_and_classified_by_its_shape() -> None:
+    """Its roles' `replicas` and no completion field: serving by its shape (workloads/shape.py),
+    so the serving rules judge it beside those that need no class; the training rules do not."""
     result = _lint(UNKNOWN_CRD, ["KG501", "KG201", "KG101"])
-    assert _found(result) == [
-        ("KG501", 11, "decode pods (2 GPUs each) have no /dev/shm backed by an emptyDir "
-         "with medium Memory of at least 1Gi: the runtime default is 64 MB, and DataLoader workers die with "
-         '"Bus error"'),
-    ]
-    (finding,) = result.findings
-    assert finding.found_by == "walk"
+    assert [(rule, line) for rule, line, _ in _found(result)] == [("KG101", 9), ("KG501", 11)]
+    assert _found(result)[1][2] == (
+        "decode pods (2 GPUs each) have no /dev/shm backed by an emptyDir "
+        "with medium Memory of at least 1Gi: the runtime default is 64 MB, and DataLoader workers die with "
+        '"Bus error"')
+    assert {f.found_by for f in result.findings} == {"walk"}
+    assert {f.class_from for f in result.findings} == {("serving", "spec.roles[0].replicas")}
     (view,) = result.views
-    assert (view["class"], view["found_by"], view["pods_total"]) == ("other", "walk", 3)
+    assert (view["class"], view["found_by"], view["pods_total"]) == ("serving", "walk", 3)
+    assert (view["class_from"], view["class_sign"], view["replicas"]) == ("shape", "spec.roles[0].replicas", 2)
 
 
 def test_json_output_names_the_table_entry_or_the_walk(tmp_path) -> None:
@@ -147,8 +150,9 @@ spec:
 """)
     done = run_cli("--format", "json", "--select", "KG501", str(path))
     report = json.loads(done.stdout)
-    assert [(f["resource"]["kind"], f["found_by"]) for f in report["findings"]] == [
-        ("ModelDeployment", "walk"), ("Job", "table:batch/Job")]
+    assert [(f["resource"]["kind"], f["found_by"], f.get("class_from")) for f in report["findings"]] == [
+        ("ModelDeployment", "walk", {"by": "shape", "class": "serving", "field": "spec.roles[0].replicas"}),
+        ("Job", "table:batch/Job", None)]
 
 
 def test_known_kind_with_a_template_the_table_does_not_read_gets_it_from_the_walk() -> None:

@@ -43,7 +43,7 @@ findings = st.builds(
     approximate=st.booleans(), rendered_location=st.one_of(st.none(), locations),
     key_path=st.lists(st.one_of(texts, numbers), max_size=4).map(tuple), missing=maybe,
     suppression=st.one_of(st.none(), st.builds(Suppression, texts, texts)),
-    extra=extras, found_by=maybe,
+    extra=extras, found_by=maybe, class_from=st.one_of(st.none(), st.tuples(texts, texts)),
 )
 
 

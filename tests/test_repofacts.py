@@ -173,3 +173,56 @@ def test_fact_records_reads_only_the_kinds_it_records() -> None:
         assert records(kind, api_version, extra), kind
     assert records("Deployment", "apps/v1", {"spec": {"replicas": 1}}) == []
     assert records("configmap", "v1", {"data": {"A": "1"}}) == []  # kinds are spelt exactly
+
+
+SCALED_VLLM = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm, namespace: llm}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.10.1
+          args: ["--model", "/models/llama"]
+          resources: {limits: {nvidia.com/gpu: 1}}
+"""
+SCALED_OBJECT = """\
+apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata: {name: vllm, namespace: llm}
+spec:
+  scaleTargetRef: {name: vllm}
+  minReplicaCount: 1
+  maxReplicaCount: 20
+"""
+
+
+def test_an_autoscaler_in_another_file_of_the_work_tree_makes_a_deployment_replicated(tmp_path: Path) -> None:
+    """pre-commit lints the Deployment alone: the ScaledObject committed beside it still makes it
+    replicated serving for KG104, and its cached record is believed as the file's facts."""
+    root = tmp_path / "repo"
+    (root / "deploy").mkdir(parents=True)
+    (root / "deploy" / "vllm.yaml").write_text(SCALED_VLLM)
+    (root / "scale").mkdir()
+    (root / "scale" / "keda.yaml").write_text(SCALED_OBJECT)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    cache = tmp_path / "cache"
+
+    def lint(*args: str) -> str:
+        return run_cli("--no-config", "--select", "KG104", *args, "deploy/vllm.yaml", cwd=root,
+                       env={"KUBEGAP_LINT_CACHE_DIR": str(cache)}).stdout.decode()
+
+    assert "deploy/vllm.yaml:11:11: warning KG104" in lint()
+    assert "KG104" not in lint("--no-repo-facts")  # one replica, as written
+    header, document = _cache_payload(cache)
+    (entry,) = [v for v in document.values() if v]
+    assert entry == [["autoscaler", "ScaledObject", "vllm", "llm", "Deployment", "vllm", 1, 20, 1]]
+    # The cached record is what the run reads for those bytes (not the file again): planted with
+    # a maximum of 1 under a good digest, the Deployment is one replica again.
+    _write_cache(cache, header, {key: [[*entry[0][:7], 1, 1]] for key in document if document[key]}, digest=True)
+    assert "KG104" not in lint()

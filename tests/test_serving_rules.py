@@ -267,8 +267,7 @@ spec:
         "KG105", "note", "f0.yaml", 3, 1,
         "HorizontalPodAutoscaler h (f1.yaml:1) lets this GPU serving workload scale down to"
         " 1 replica (minimum 1, maximum 3): at the floor a node drain, an eviction or a node failure takes the"
-        " whole service down until a new pod has loaded its model, and the replica-count rules (KG101, KG103)"
-        " see one replica and stay silent")]
+        " whole service down until a new pod has loaded its model")]
     assert _findings("KG105", _drain(), hpa.replace("  maxReplicas: 3", "  minReplicas: 2\n  maxReplicas: 3")) == []
 
 
@@ -514,3 +513,38 @@ def test_shm_passes_over_pods_that_only_sleep_but_not_mpi_hosts() -> None:
     assert _findings("KG501", SHM_JOB.replace("COMMAND", '["sh", "-c", "echo start\\n# the work\\nsleep 600"]')) == []
     assert len(_findings("KG501", SHM_JOB.replace("COMMAND", '["sh", "-c", "service ssh restart; sleep infinity"]'))) == 1
     assert len(_findings("KG501", SHM_JOB.replace("COMMAND", '["sh", "-c", "python train.py; sleep 600"]'))) == 1
+def test_replicated_serving_rules_count_an_autoscalers_maximum() -> None:
+    """A one-replica Deployment that an HPA scales to 4 is replicated serving for KG101-KG104;
+    a budget's arithmetic (KG103) stays on the replicas written, as the floor may be lower."""
+    one = DRAIN.replace("replicas: 2", "replicas: 1").replace(
+        "  template:\n", "  template:\n    metadata: {labels: {app: vllm}}\n")
+    hpa = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: h}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: vllm}
+  minReplicas: 2
+  maxReplicas: 4
+"""
+    bare = one.replace("GRACE", "hostIPC: false").replace("ARGS", "[]").replace("LIFECYCLE", "imagePullPolicy: Always")
+    for rule in ("KG101", "KG103", "KG104"):
+        assert _findings(rule, bare) == []  # one replica and no autoscaler
+    (spread,) = _findings("KG101", bare, hpa)
+    assert spread[5].startswith("up to 4 replicas (1 GPU each) have no topology spread")
+    assert [f[5] for f in _findings("KG103", bare, hpa)] == [
+        "no PodDisruptionBudget in the input selects its GPU pods: a node drain or upgrade may evict every replica at once"]
+    assert len(_findings("KG104", bare, hpa)) == 1
+    blocking = """\
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: b}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: vllm}}
+"""
+    # One replica written: a budget of minAvailable 1 allows no eviction of that one, but the
+    # HPA keeps 2 or more; not judged. Written as 2 replicas, it is judged (and allows one).
+    assert _findings("KG103", bare, hpa, blocking) == []
+    two = bare.replace("replicas: 1", "replicas: 2")
+    assert _findings("KG103", two, blocking.replace("minAvailable: 1", "minAvailable: 2")) != []

@@ -133,7 +133,7 @@ spec: {replicas: 2, template: {spec: {containers: [{name: c}]}}}
         ("CronJob", [("pod", 2, 0)], 2, 0, True, False),
         ("Job", [("worker", 4, 8)], 4, 32, True, False),
         ("TrainJob", [("node", 2, 4)], 2, 8, True, False),
-        ("Unknown", [("pod", 2, 0)], 2, 0, False, False),
+        ("Unknown", [("pod", 2, 0)], 2, 0, False, True),  # `replicas` and no completion field: serving (shape.py)
     ]
     assert views[2]["pods"][0]["partial"] is True
 

@@ -310,6 +310,31 @@ class Compiler:
         return call
 
 
+# Nodes whose first child is evaluated on the current value and the rest on what it gives.
+_CHAINS = frozenset(("subexpression", "index_expression", "projection", "value_projection", "filter_projection",
+                     "pipe", "flatten"))
+
+
+def root_fields(node: Any, found: set[str] | None = None) -> set[str]:
+    """The fields an expression reads from the value it is given (`serving` in `serving &&
+    has_gpu`), not those of what it reaches (`entry` in `serving.entry`, a filter's fields).
+    Which rules an unknown kind's class gates (engine/notes.py)."""
+    found = set() if found is None else found
+    if not isinstance(node, dict):
+        return found
+    kind = node.get("type")
+    children = node.get("children") or ()
+    if kind == "field" and isinstance(node.get("value"), str):
+        found.add(node["value"])
+    elif kind in _CHAINS:
+        if children:
+            root_fields(children[0], found)
+    elif kind != "expref":
+        for child in children:
+            root_fields(child, found)
+    return found
+
+
 def names_read(node: Any, found: set[str] | None = None) -> set[str]:
     """Every key an expression names: its fields, and its string literals (`has(env, 'X')`,
     `lookup(m, 'k')`). What a view must hold for the expression (engine/evaluate.view_needs)."""

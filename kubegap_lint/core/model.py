@@ -122,6 +122,8 @@ class Finding:
     suppression: Suppression | None = None
     extra: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, hash=False)
     found_by: str | None = None  # the workload table entry, or "walk", that found the pod template
+    # For a kind the table does not know whose shape decided its class: (class, deciding field).
+    class_from: tuple[str, str] | None = None
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         loc = self.location

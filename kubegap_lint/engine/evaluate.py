@@ -246,6 +246,9 @@ class _Workload:
             found_by = view.get("found_by")
         if self.ref is None:
             self.ref = resource.ref()
+        shape = None
+        if view.get("class_from") == "shape":
+            shape = ("training" if view.get("training") else "serving", str(view.get("class_sign")))
         return Finding(
             rule_id=policy.id, rule_name=policy.name, severity=severity, message=message,
             location=place.location, resource=self.ref, role=role if isinstance(role, str) else None,
@@ -253,6 +256,7 @@ class _Workload:
             document_index=resource.document_index, template=resource.helm_source,
             node_path=f"{_element_path(element, number)}|{place.matched}", evidence=policy.evidence,
             key_path=place.key_path, missing=place.missing, found_by=found_by if isinstance(found_by, str) else None,
+            class_from=shape,
         )
 
 

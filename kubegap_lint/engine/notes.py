@@ -4,6 +4,11 @@ A view names what it lacks (the registry's NEEDS, workloads/facts/registry.py: `
 lacking when `unrendered_counts` lists placeholders, `runtime` when `runtime_missing` names a
 TrainJob's runtime not in the input); each policy names what it needs (`needs:` in its file). A note lists the rules that are on, need the missing fact, and
 could apply to the workload's class (a rule tagged training or serving only to that class).
+
+A kind the workload table does not know and whose shape does not decide its class
+(workloads/shape.py: `class_from` null) lacks the class itself: its note lists the rules that
+judge only training or serving workloads (tagged so, or whose `applies_to` reads `training` or
+`serving`), but not those that name the kinds they judge (`kind` in `applies_to`).
 """
 
 from __future__ import annotations
@@ -28,16 +33,42 @@ def _silenced(policies: list[Policy], view: Mapping[str, Any], need: str) -> lis
     return [p.id for p in policies if need in p.needs and _could_apply(p, view)]
 
 
+def _class_gated(policy: Policy) -> bool:
+    """The rule judges only training or serving workloads, whatever their kind."""
+    from kubegap_lint.catalog.compile import root_fields
+
+    read = root_fields(policy.applies_to.parsed) if policy.applies_to is not None else set()
+    if "kind" in read:
+        return False
+    return bool({"training", "serving"} & (set(policy.tags) | read))
+
+
+def _unclassified(policies: list[Policy], view: Mapping[str, Any], resource: Resource) -> tuple[str, Any, str, str] | None:
+    """The note for a GPU workload of a kind neither the table nor its shape classifies."""
+    if "class_from" not in view or view["class_from"] is not None or view.get("diagnostic"):
+        return None
+    silenced = [p.id for p in policies if _class_gated(p)]
+    if not silenced:
+        return None
+    kind = f"{resource.api_version}/{resource.kind}" if resource.api_version else str(resource.kind)
+    return (f"{kind} is not in the workload table and its fields do not tell serving from training (no `replicas`,"
+            " and no `completions`, `backoffLimit`, `runPolicy`, `*ReplicaSpecs` or `restartPolicy: Never`/`OnFailure`): "
+            f"{', '.join(silenced)} judge only training or serving workloads and did not judge it; add the kind "
+            "under `workloads:` in the configuration",
+            resource.data, "class", "kind")
+
+
 def not_judged_notes(note: Policy, policies: list[Policy], view: Mapping[str, Any],
                      resource: Resource) -> Iterator[Finding]:
     if not view.get("has_gpu"):
         return
     unrendered = view.get(NEEDS["counts"].lacking)
     missing = view.get(NEEDS["runtime"].lacking)
-    if not unrendered and not missing:
+    unclassified = _unclassified(policies, view, resource) if view.get("found_by") == "walk" else None
+    if not unrendered and not missing and unclassified is None:
         return  # what most workloads lack: nothing
     ref = resource.ref()
-    wanted: list[tuple[str, Any, str, str | None]] = []
+    wanted: list[tuple[str, Any, str, str | None]] = [unclassified] if unclassified is not None else []
     counts = _silenced(policies, view, "counts") if unrendered else []
     for entry in unrendered or []:
         if counts:

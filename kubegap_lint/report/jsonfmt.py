@@ -62,9 +62,16 @@ def finding_dict(finding: Finding, catalog_incidents: dict[str, Any]) -> dict[st
         }
     if finding.suppression is not None:
         out["suppressed"] = {"kind": finding.suppression.kind, "reason": finding.suppression.reason}
+    if finding.class_from is not None:
+        out["class_from"] = _class_from(finding.class_from)
     if finding.extra:
         out["extra"] = finding.extra
     return out
+
+
+def _class_from(shape: tuple[str, str]) -> dict[str, str]:
+    """A class read from the shape of a kind the table does not know (workloads/shape.py)."""
+    return {"by": "shape", "class": shape[0], "field": shape[1]}
 
 
 def _flat(values: Any, newline: str) -> str:
@@ -233,6 +240,8 @@ class FindingWriter:
             out += ["{", n2, '"kind": ', scalar(suppression.kind, n2),
                     ",", n2, '"reason": ', scalar(suppression.reason, n2), n1, "}"]
         out += [joints[17], _escape(found_by) if type(found_by) is str else scalar(found_by, n1)]
+        if finding.class_from is not None:
+            out += [",", n1, '"class_from": ', indented(_class_from(finding.class_from), n1)]
         if finding.extra:
             out += [",", n1, '"extra": ', indented(finding.extra, n1)]
         if self._fixes is not None:

@@ -4,7 +4,8 @@ The workload table (kinds.py) says what a known kind's templates *mean* (class, 
 it is not what finds them. A walk of the document finds any mapping shaped like a pod spec (a
 `containers` list of mappings with `image` or `resources`) or a pod template (a mapping whose
 `spec` is such a pod spec), so a CRD nobody has taught the tool still has its GPU pods judged by
-every rule that needs neither a class nor a count.
+every rule that needs neither a class nor a count, and by the rest when its shape gives it a
+class (shape.py).
 """
 
 from __future__ import annotations

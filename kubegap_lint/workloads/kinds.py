@@ -14,9 +14,10 @@ from kubegap_lint.catalog.datafile import load_validated, schema_errors
 from kubegap_lint.core.coerce import as_count
 from kubegap_lint.core.datapaths import policies_dir
 from kubegap_lint.core.errors import DataFileError
-from kubegap_lint.core.record import record
+from kubegap_lint.core.record import record, replace
 from kubegap_lint.input.parse import PositionIndex
 from kubegap_lint.workloads.discover import holds_pod_template
+from kubegap_lint.workloads.shape import shape_class
 
 Path_ = tuple[str, ...]
 
@@ -69,6 +70,10 @@ class KindRule:
     version: str | None = None  # only this apiVersion version (MPIJob kubeflow.org/v1alpha1)
     merge: str | None = None  # trainer-runtime: judged merged with the runtime it names (trainjob.py)
     replicas_by_role: bool = False  # replicas: the most replicas of one GPU role (views._replicas)
+    # Where the class comes from: `table`, `shape` (an unknown kind its fields classify,
+    # shape.py; `shape_sign` names the field), or None (an unknown kind the shape leaves open).
+    class_from: str | None = "table"
+    shape_sign: str | None = None
 
     @property
     def found_by(self) -> str:
@@ -140,7 +145,15 @@ def _rule(entry: dict[str, Any]) -> KindRule:
 # An unknown kind that holds a pod template somewhere: discover.py finds the templates, the
 # class is other, and the counts are what the walk reads (a sibling `replicas`, else 1).
 GENERIC = KindRule(group="*", kind="*", workload_class="other", replicas=(), claim_templates=None,
-                   templates=())
+                   templates=(), class_from=None)
+
+
+def shaped(data: dict[str, Any]) -> KindRule:
+    """The generic rule for an unknown kind, with the class its shape decides (shape.py)."""
+    found = shape_class(data)
+    if found is None:
+        return GENERIC
+    return replace(GENERIC, workload_class=found[0], class_from="shape", shape_sign=found[1])
 
 
 def api_group(api_version: Any) -> str:
@@ -190,7 +203,8 @@ class KindTable:
 
     def lookup_or_infer(self, data: dict[str, Any], keys: Collection[Any] | None = None) -> KindRule | None:
         """The table's rule, or for an unknown kind that holds a pod template anywhere (a walk
-        of the document, discover.py), the generic rule: class other, templates found by the walk.
+        of the document, discover.py), the generic rule: templates found by the walk, the class
+        its shape decides (shape.py), else other.
         `keys`, when given and not empty, holds every mapping key of `data` (the keys its
         document's position index recorded, input/parse.py): without `containers` among them
         no mapping is a pod spec or template, so the walk is not needed (most documents of
@@ -200,7 +214,7 @@ class KindTable:
             return rule
         if keys and "containers" not in keys:
             return None
-        return GENERIC if holds_pod_template(data) else None
+        return shaped(data) if holds_pod_template(data) else None
 
     def __len__(self) -> int:
         return len(self._rules) + len(self._versioned)

@@ -3,7 +3,8 @@
 pre-commit passes only the changed files. A Deployment edited alone must still find the
 PodDisruptionBudget committed beside it, so when the linted paths are part of a git work tree
 and not the whole of it, the cross-resource facts (fact_records: PDBs, PVCs, ConfigMaps, DRA
-claims) of every other manifest of the tree are read too, and only they: those files are never
+claims, HPAs and KEDA ScaledObjects, LocalModelCaches, TrainingRuntimes) of every other manifest
+of the tree are read too, and only they: those files are never
 evaluated, so findings are reported for the named files alone.
 
 Reading is cheap: a file that names none of the fact kinds is passed over after a byte search,
@@ -193,7 +194,7 @@ class _FactCache:
         cache.store(CACHE_NAME, self.key, self.new)  # one that cannot be written: read again next run
 
 
-_SHAPES = {"budget": 7, "claim": 3, "config": 4, "device": 5}
+_SHAPES = {"budget": 7, "claim": 3, "config": 4, "device": 5, "autoscaler": 9, "modelcache": 3, "runtime": 5}
 
 
 def _valid_records(value: Any) -> bool:
@@ -208,6 +209,12 @@ def _valid_records(value: Any) -> bool:
         if record[0] == "config" and not isinstance(record[3], dict):
             return False
         if record[0] == "device" and not all(isinstance(r, list) and len(r) == 2 for r in record[4]):
+            return False
+        if record[0] == "autoscaler" and not (record[3] is None or isinstance(record[3], str)) \
+                or record[0] == "autoscaler" and not all(isinstance(x, str) for x in record[4:6]) \
+                or record[0] == "autoscaler" and not isinstance(record[8], int):
+            return False
+        if record[0] == "runtime" and not (isinstance(record[3], str) and isinstance(record[4], dict)):
             return False
         if not all(x is None or isinstance(x, str) for x in record[1:3]):
             return False

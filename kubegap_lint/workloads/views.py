@@ -21,6 +21,7 @@ from kubegap_lint.workloads.kinds import KindRule, declared_replicas, get_path
 from kubegap_lint.workloads.pods import pods_of
 from kubegap_lint.workloads.podview import pod_view
 from kubegap_lint.workloads.records import Pod
+from kubegap_lint.workloads.shape import serving_replicas
 from kubegap_lint.workloads.trainjob import runtime_of
 
 if TYPE_CHECKING:  # the view's types cost nothing at run time (workloads/viewtypes.py)
@@ -87,6 +88,8 @@ def _summary(resource: Resource, rule: KindRule, context: ViewContext, kind_clas
         "training": kind_class == "training",
         "serving": kind_class == "serving",
         "found_by": rule.found_by,
+        "class_from": rule.class_from,
+        "class_sign": rule.shape_sign,
         "runtime": runtime,
         "runtime_missing": runtime_missing,
     }
@@ -102,8 +105,11 @@ def _claim_templates(data: dict[str, Any], rule: KindRule) -> list[Any]:
 
 def _replicas(data: dict[str, Any], rule: KindRule, records: list[Pod], pods: list[dict[str, Any]],
               pods_total: int | None) -> int | None:
-    """The workload's replica count: the kind's own paths, else its counted templates' pods;
-    for a kind that only holds whole resources, the sum of theirs (an AppWrapper's Deployment)."""
+    """The workload's replica count: the kind's own paths, else its counted templates' pods
+    (a serving kind classified by its shape: its largest GPU template's, shape.py); for a kind
+    that only holds whole resources, the sum of theirs (an AppWrapper's Deployment)."""
+    if rule.class_from == "shape" and rule.workload_class == "serving":
+        return serving_replicas(data, pods)
     if rule.replicas:
         return declared_replicas(data, rule)
     if rule.replicas_by_role:  # roles that scale apart: the most replicas of one (GPU) role

@@ -166,8 +166,9 @@ _WorkloadKeys = TypedDict("_WorkloadKeys", {
     "apiVersion": Annotated["str | None", "from the resource"],
     "name": Annotated["str | None", "from the resource"],
     "namespace": Annotated["str | None", "from the resource"],
-    "class": Annotated[str, "`training`, `serving` or `other`, from the table (`other` for a walked kind; for a"
-                            " kind that only holds whole resources, theirs when they share one);"
+    "class": Annotated[str, "`training`, `serving` or `other`, from the table (for a kind that only holds whole"
+                            " resources, theirs when they share one), else from the shape of a kind it does not"
+                            " know (`other` when the shape does not decide; below);"
                             " `diagnostic` when every GPU pod is diagnostic (below)"],
 })
 
@@ -181,8 +182,9 @@ class WorkloadSummary(_WorkloadKeys):
         int | None, "the workload's replica count: `spec.replicas` for most serving kinds,"
                     " LeaderWorkerSet groups, the worker groups of a RayService, the most replicas of"
                     " one GPU role for kinds whose roles scale apart (Dynamo components, RBG roles, AIBrix"
-                    " StormService roles times its RoleSets);"
-                    " null when unknown"]
+                    " StormService roles times its RoleSets); for a serving kind classified by its shape,"
+                    " the most pods one GPU template makes (times the root's `spec.replicas` for a nested one);"
+                    " else the pods of all templates; null when unknown"]
     pods_total: Annotated[int | None, "pods of all templates, CPU launchers and Ray heads included (Trainer's dataset"
                                       " and model initializers, which finish before training starts, are not);"
                                       " null when a count is unknown (an unrendered `$N`)"]
@@ -199,6 +201,11 @@ class WorkloadSummary(_WorkloadKeys):
     launchers: Annotated[list[str], "the launchers found in commands"]
     diagnostic: Annotated[bool, "every GPU pod only runs a diagnostic or idles (below); KG108, KG401, KG405 and KG407 skip it"]
     found_by: Annotated[str, "the table entry that read the resource (`table:apps/Deployment`), or `walk`"]
+    class_from: Annotated[str | None, "where the class comes from: `table`; `shape` for a kind the table does not"
+                                      " know whose fields decide it (below); null when they do not (class `other`:"
+                                      " KG008 names the rules that did not judge it)"]
+    class_sign: Annotated[str | None, "for `class_from: shape`, the field that decided (`spec.backoffLimit`,"
+                                      " `spec.replicas`); else null"]
     runtime: Annotated[Any, "a TrainJob merged with its runtime: `kind`, `name`, and `max_restarts`, its JobSet"
                             " template's `failurePolicy.maxRestarts` as written (null: unset); else null"]
     runtime_missing: Annotated[Any, "a TrainJob whose runtime is not in the input: `kind`, `name` (KG008 says"
@@ -344,10 +351,25 @@ role names, and merge rules (a TrainJob with its runtime, below), or what an ope
 the pod it builds (an NVIDIA Dynamo component's main container gets its `resources`, `envs`, PVC
 mounts and the /dev/shm of `sharedMemory` / `sharedMemorySize`: `workloads/dynamo.py`). A
 known kind's templates are read through its entry; any other template the walk finds in it (a
-KServe transformer) is added beside them. A kind the table does not know is a workload of class
-`other` whose templates are all walked: each counts a sibling `replicas` (else 1), and its role
-is the nearest key that is not `template` or `spec` (a list entry's `name`). Such a workload gets every rule that needs
-neither a class nor a count (KG501, KG503, the NCCL rules that read env, ...).
+KServe transformer) is added beside them. A kind the table does not know is a workload whose
+templates are all walked: each counts a sibling `replicas` (else 1), and its role is the
+nearest key that is not `template` or `spec` (a list entry's `name`). Such a workload gets every
+rule that needs neither a class nor a count (KG501, KG503, the NCCL rules that read env, ...).
+
+Its class comes from its shape where the shape decides (`kubegap_lint/workloads/shape.py`; the
+table always wins). Pods that run to completion show in the controller's own fields:
+`completions`, `completionMode`, `backoffLimit`, `backoffLimitPerIndex`,
+`ttlSecondsAfterFinished`, `activeDeadlineSeconds`, `runPolicy`, `successPolicy`, a cron
+`schedule`, a training operator's `*ReplicaSpecs`, or a `restartPolicy` of `Never`, `OnFailure`
+or `ExitCode` (on a replica spec or in a pod template): class `training`. Without any, a
+`replicas` field (a controller that keeps copies running) makes it `serving`, whose `replicas`
+is the most pods one GPU template makes (times the root's `spec.replicas` for a role nested
+below it), not the sum of its roles. `metadata`, `status` and what a pod spec holds (its
+containers, volumes) are not read; a field written beside an inline pod spec is, but the pod's
+own `activeDeadlineSeconds`. `class_from` says `shape` and `class_sign` the field that
+decided; findings on it carry `class_from: {by: shape, class, field}` in the JSON output. With none of these fields the class
+is `other`, and a GPU workload gets one KG008 note naming its kind and the rules that judge only
+training or serving workloads.
 
 Some kinds hold whole resources (Katib's `trialTemplate.trialSpec`, each Kueue AppWrapper
 component's `template`): each is read by its own kind's entry, and a kind that holds only
