@@ -219,7 +219,7 @@ class _Renders:
     def _render(self, chart: str, folder: str, options: RenderOptions, entry: ChartRender | None, count: int) -> None:
         from kubegap_lint.engine.inputs import nothing_to_lint, render_failed, subcharts_left_out
         from kubegap_lint.helm.dependencies import MissingSubchart
-        from kubegap_lint.helm.marked import exact_lines
+        from kubegap_lint.helm.marked import later_exact_lines
         from kubegap_lint.helm.render import HelmError, HelmMissing, NotLinted, RequestError, render, shown_name
         from kubegap_lint.helm.worker import render as render_in_process
 
@@ -246,7 +246,7 @@ class _Renders:
                  else shown_name(chart, entry, count))
         self.rendered.append((shown, text))
         if not self.helm:  # the tool renders: it can learn the exact template lines
-            self.linter.template_places[shown] = exact_lines(folder, options, text, chart)
+            self.linter.template_places[shown] = later_exact_lines(chart, options, text)
 
 
 def _kept(folder: str, chart: str, text: str, done: list[tuple[str, str]]) -> str:
