@@ -347,8 +347,9 @@ def later_exact_lines(chart: str, options: RenderOptions, plain_text: str) -> Pl
     """exact_lines for a chart folder rendered in-process, made only when `complete` is asked
     (most renders' findings are placed exactly by the static matching, and the marked render
     costs about as much as the render). It renders a new checked copy of the chart (chartcopy.py,
-    whose refusals the first copy reported), so nothing needs to be kept until then; a chart
-    changed in between renders otherwise, and the disagreement leaves the static places."""
+    whose refusals the first copy reported), so nothing needs to be kept until then. A chart
+    edited in between is read as it is then: where the two renders disagree, the static places
+    stay."""
 
     def made() -> PlaceTable:
         from kubegap_lint.helm.chartcopy import chart_to_render
