@@ -7,7 +7,7 @@
 For each render of renders.yaml (chart, values, --set flags), alternated, each a fresh process
 as a user or the pre-commit hook pays it:
 - render and lint: `python -m kubegap_lint helm CHART FLAGS --format json` (the render, the
-  marked render for exact lines, the lint, the report to /dev/null);
+  lint, the marked render for exact lines when a finding needs it, the report to /dev/null);
 - render only: `python -c` rendering the same chart with the same engine (`import helm_python`,
   sdk.render: values composed as the tool composes them, the stream `helm template` prints).
 The median of --runs wall-clock seconds of each, their ratio per render, and the ratio of the

@@ -4,7 +4,7 @@ import gc
 # garbage cycles: the cyclic collector stays off until the settings are loaded (cli/main.py).
 gc.disable()
 
-from kubegap_lint.cli.main import main  # noqa: E402
+from kubegap_lint.cli.entry import main  # noqa: E402
 
 if __name__ == "__main__":
     main()

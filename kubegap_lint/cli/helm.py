@@ -28,6 +28,8 @@ from kubegap_lint.cli.options import (
 from kubegap_lint.core.model import InputError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kubegap_lint.config.settings import ChartRender
     from kubegap_lint.helm.render import RenderOptions
 
@@ -134,13 +136,15 @@ def helm_command(charts: tuple[str, ...], request: _Request, helm_path: str | No
 
     settings.chart_dirs = [chart for chart in chosen if os.path.isdir(chart)]
     settings.partial = True  # a chart is part of a repository: exemptions without paths are not judged
-    if helm is None:  # the engine loaded while the settings were read, or why not
-        _renderer(None, allow_missing_helm, len(chosen))
+
+    def ready() -> None:  # the engine loaded while the settings were read and the chart copied, or why not
+        if helm is None:
+            _renderer(None, allow_missing_helm, len(chosen))
 
     def lint() -> tuple[Any, Any]:
         assert choices is not None
         linter = Linter(settings, catalog=catalog)
-        renders = _Renders(helm, keep_rendered, linter)
+        renders = _Renders(helm, keep_rendered, linter, ready)
         for chart in chosen:
             renders.chart(chart, [(options, None)] if flags else configured(chart, settings.charts))
         choices.allow_empty = choices.allow_empty or bool(linter.unlinted)  # a KG009 says why nothing was read
@@ -196,10 +200,12 @@ class _Renders:
     with its exact template lines; what was not linted (a failed render, a library chart, a
     subchart charts/ lacks) a KG009 of the linter's run."""
 
-    def __init__(self, helm: str | None, keep_rendered: str | None, linter: Any) -> None:
+    def __init__(self, helm: str | None, keep_rendered: str | None, linter: Any, ready: Callable[[], None]) -> None:
         self.helm = helm
         self.keep_rendered = keep_rendered
         self.linter = linter
+        self.ready = ready  # waits for the engine (or exits saying why it is missing)
+        self.warm = True  # the linter's first-workload work still to do, while the engine renders
         self.rendered: list[tuple[str, str]] = []
         self.errors: list[InputError] = []
 
@@ -211,7 +217,9 @@ class _Renders:
                 folder, refused = (chart, []) if self.helm else kept.enter_context(chart_to_render(chart))
             except OSError as exc:
                 self.errors.append(InputError(chart, f"cannot be rendered: {exc}"))
+                self.ready()
                 return
+            self.ready()  # after the copy: it is made while the engine loads
             self.errors.extend(refused)
             for options, entry in runs:
                 self._render(chart, folder, options, entry, len(runs))
@@ -219,7 +227,7 @@ class _Renders:
     def _render(self, chart: str, folder: str, options: RenderOptions, entry: ChartRender | None, count: int) -> None:
         from kubegap_lint.engine.inputs import nothing_to_lint, render_failed, subcharts_left_out
         from kubegap_lint.helm.dependencies import MissingSubchart
-        from kubegap_lint.helm.marked import exact_lines
+        from kubegap_lint.helm.marked import later_exact_lines
         from kubegap_lint.helm.render import HelmError, HelmMissing, NotLinted, RequestError, render, shown_name
         from kubegap_lint.helm.worker import render as render_in_process
 
@@ -227,7 +235,7 @@ class _Renders:
         try:
             missing: list[MissingSubchart] = []
             text = (render(self.helm, folder, options) if self.helm
-                    else render_in_process(folder, options, missing, shown=chart))
+                    else render_in_process(folder, options, missing, shown=chart, meanwhile=self._warm_up))
         except NotLinted as exc:
             unlinted.append(nothing_to_lint(chart, exc))
             return
@@ -246,7 +254,13 @@ class _Renders:
                  else shown_name(chart, entry, count))
         self.rendered.append((shown, text))
         if not self.helm:  # the tool renders: it can learn the exact template lines
-            self.linter.template_places[shown] = exact_lines(folder, options, text, chart)
+            self.linter.template_places[shown] = later_exact_lines(chart, options, text)
+
+
+    def _warm_up(self) -> None:
+        if self.warm:
+            self.warm = False
+            self.linter.warm_up()
 
 
 def _kept(folder: str, chart: str, text: str, done: list[tuple[str, str]]) -> str:

@@ -176,7 +176,7 @@ def render_charts(charts: list[str], scratch: str, linter: Linter, renders: list
     as a source); a chart that cannot be rendered
     (no Helm engine, or a render that fails) is a KG009 fault of the linter's run instead."""
     from kubegap_lint.helm.chartcopy import chart_to_render
-    from kubegap_lint.helm.marked import exact_lines
+    from kubegap_lint.helm.marked import later_exact_lines
     from kubegap_lint.helm.render import NEEDS_VALUES_HINT, HelmError, HelmMissing, NotLinted, configured, shown_name
     from kubegap_lint.helm.worker import RenderStopped, configure, installed, render
     from kubegap_lint.input.sources import Source
@@ -215,7 +215,7 @@ def render_charts(charts: list[str], scratch: str, linter: Linter, renders: list
                 with open(path, "w", encoding="utf-8", newline="\n") as handle:
                     handle.write(text)
                 shown = shown_name(chart, entry, len(runs))
-                linter.template_places[shown] = exact_lines(folder, options, text, chart)
+                linter.template_places[shown] = later_exact_lines(chart, options, text)
                 found.append(Source(shown, path))
     return found
 

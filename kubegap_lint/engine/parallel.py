@@ -236,6 +236,10 @@ def _lint_parallel(linter: Linter, sources: list[Source], errors: list[InputErro
         return _serial(linter, units, errors, stats)
     import multiprocessing
 
+    for table in linter.template_places.values():  # a pending marked render (helm/marked.py) is
+        complete = getattr(table, "complete", None)  # made here: forked workers must not share
+        if complete is not None:  # the parent's pipes to the Helm engine's process
+            complete()
     context = multiprocessing.get_context("fork")
     workers = []
     try:

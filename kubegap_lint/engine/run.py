@@ -146,6 +146,21 @@ class Linter:
         suppressor = Suppressor(self)
         return [suppressor.apply(fault_finding(fault, policy)) for fault in self.unlinted]
 
+    def warm_up(self) -> None:
+        """Do now what a run's first workload would do first: import the view and evaluation
+        modules and compile the workload policies' expressions (kept on the policies).
+        `kubegap-lint helm` asks it while the engine renders; a fault here is left for the run."""
+        try:
+            from kubegap_lint.catalog.patterns import expressions
+            from kubegap_lint.engine import evaluate  # noqa: F401 - imported for the run
+            from kubegap_lint.workloads import views  # noqa: F401
+
+            for policy in self.workload_policies:
+                for _, expression in expressions(policy):
+                    _ = expression.parsed
+        except Exception:  # noqa: BLE001 - the run meets it again and reports it as it does
+            pass
+
     def _interpreter(self) -> Any:
         from kubegap_lint.catalog.functions import PolicyInterpreter
 

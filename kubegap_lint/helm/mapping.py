@@ -167,6 +167,12 @@ def _first_column(text: str | None, line: int) -> int:
     return len(content) - len(stripped) + 1
 
 
+def _at(finding: Finding, place: Any) -> Finding:
+    """The finding at its place from a marked render (marked.Place)."""
+    return replace(finding, location=Location(place.path, place.line, place.column),
+                   rendered_location=finding.location, approximate=finding.approximate or place.approximate)
+
+
 def _inside(chart_dir: str, rest: list[str]) -> str | None:
     """Follow `charts/<name>/...` into subcharts, whose folders may be named otherwise."""
     direct = os.path.join(chart_dir, *rest)
@@ -245,19 +251,36 @@ class TemplateMapper:
         if (finding.location.path, finding.template) in self._as_is:
             return finding
         marked = self.places.get(finding.location.path) if self.places else None
-        place = marked.get(finding.location.line) if marked else None
+        # A table left pending (marked.later_exact_lines) is completed only for a finding the
+        # static matching cannot place exactly: where it can, it gives what the marked render
+        # would (tests/test_helm_oracle.py compares the two on every shared render).
+        later = marked is not None and getattr(marked, "pending", False)
+        place = marked.get(finding.location.line) if marked and not later else None
         if place is not None and finding.resource is not None:
-            return replace(finding, location=Location(place.path, place.line, place.column),
-                           rendered_location=finding.location, approximate=finding.approximate or place.approximate)
+            return _at(finding, place)
         if self._charts is None:
             self._charts = ChartIndex(self.chart_dirs)
         path = self._charts.resolve(finding.template)
+        mapped, sure = self._static(finding, path, key_path, document)
+        if later and finding.resource is not None and not sure:
+            assert marked is not None
+            place = marked.complete().get(finding.location.line)  # type: ignore[attr-defined]
+            if place is not None:
+                return _at(finding, place)
+        if path is None and mapped is finding and not marked and not later:  # a pending table may hold places
+            self._as_is.add((finding.location.path, finding.template))
+        return mapped
+
+    def _static(self, finding: Finding, path: str | None,
+                key_path: Callable[[Finding], tuple[object, ...]] | None, document: Any) -> tuple[Finding, bool]:
+        """The finding placed by the static matching (template_lines.py) in the template file
+        `path` its `# Source:` names, else as _fallback places it; and whether it is sure: on a
+        template line, not approximate. (A line of the chart's values.yaml is not: a values file
+        of the render may have given the same content, and the marked render names that one.)"""
+        assert self._charts is not None and finding.template is not None
         text = self._charts.template_text(path) if path else None
         if path is None or text is None or finding.resource is None:
-            mapped = self._fallback(finding, path if text is not None else None)
-            if path is None and mapped is finding and not marked:
-                self._as_is.add((finding.location.path, finding.template))
-            return mapped
+            return self._fallback(finding, path if text is not None else None), False
         from kubegap_lint.helm.template_lines import locate  # only once a template is found
         number = finding.document_index or 0
         hook = (finding.location.path, number) in self.hooks
@@ -266,21 +289,23 @@ class TemplateMapper:
         match = locate(text, finding.resource.kind, rank, count, steps, document, hook,
                        self._defines(path, finding.template))
         if match.path is not None:  # inside the define an include wrote
-            return self._guessed(replace(
+            mapped = self._guessed(replace(
                 finding, location=Location(_display(match.path), match.line, match.column),
                 rendered_location=finding.location, approximate=finding.approximate or match.approximate))
+            return mapped, not mapped.approximate
         if match.approximate and document is not None:
             given = self._values_line(path, finding.template, text, match.line, document, steps)
             if given is not None:
                 return self._guessed(replace(finding, location=Location(_display(given[0]), given[1], given[2]),
-                                             rendered_location=finding.location, approximate=finding.approximate))
+                                             rendered_location=finding.location, approximate=finding.approximate)), False
         mapped = replace(
             finding,
             location=Location(_display(path), match.line, match.column),
             rendered_location=finding.location,
             approximate=finding.approximate or match.approximate,
         )
-        return self._guessed(mapped)
+        mapped = self._guessed(mapped)
+        return mapped, not mapped.approximate
 
     def _guessed(self, finding: Finding) -> Finding:
         """A finding placed in a chart picked among equals: approximate, and says why."""

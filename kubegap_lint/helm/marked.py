@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -60,12 +60,33 @@ class Place:
 class PlaceTable(dict[int, Place]):
     """Template places by rendered line, and what a fix of a values-written node needs (fix/helm.py):
     the plain render's text, and for each node `toYaml .Values.x` wrote, by (document number, key
-    path in the document), the values file and the node's key path in it."""
+    path in the document), the values file and the node's key path in it.
 
-    def __init__(self, text: str = "") -> None:
+    Made `pending` (later_exact_lines), the table is empty until `complete` runs the marked render:
+    the mapping asks for it only when the static matching cannot place a finding exactly, a fix
+    when it reads `values_nodes`."""
+
+    def __init__(self, text: str = "", pending: Callable[[], PlaceTable] | None = None) -> None:
         super().__init__()
         self.text = text
-        self.values_nodes: dict[tuple[int, tuple[str | int, ...]], tuple[str, tuple[str | int, ...]]] = {}
+        self._values_nodes: dict[tuple[int, tuple[str | int, ...]], tuple[str, tuple[str | int, ...]]] = {}
+        self._pending = pending
+
+    @property
+    def pending(self) -> bool:
+        return self._pending is not None
+
+    def complete(self) -> PlaceTable:
+        """The table with its places, the marked render made now if it was left for later."""
+        if self._pending is not None:
+            made, self._pending = self._pending(), None
+            self.update(made)
+            self._values_nodes = made.values_nodes
+        return self
+
+    @property
+    def values_nodes(self) -> dict[tuple[int, tuple[str | int, ...]], tuple[str, tuple[str | int, ...]]]:
+        return self.complete()._values_nodes
 
 
 def _pure_control(text: str) -> bool:
@@ -320,3 +341,23 @@ def exact_lines(chart: str, options: RenderOptions, plain_text: str, shown: str 
     except (HelmError, OSError, shutil.Error):
         return PlaceTable(plain_text)
     return positions(plain_text, marked_text, files, values)
+
+
+def later_exact_lines(chart: str, options: RenderOptions, plain_text: str) -> PlaceTable:
+    """exact_lines for a chart folder rendered in-process, made only when `complete` is asked
+    (most renders' findings are placed exactly by the static matching, and the marked render
+    costs about as much as the render). It renders a new checked copy of the chart (chartcopy.py,
+    whose refusals the first copy reported), so nothing needs to be kept until then. A chart
+    edited in between is read as it is then: where the two renders disagree, the static places
+    stay."""
+
+    def made() -> PlaceTable:
+        from kubegap_lint.helm.chartcopy import chart_to_render
+
+        try:
+            with chart_to_render(chart) as (folder, _):
+                return exact_lines(folder, options, plain_text, chart)
+        except OSError:  # no private temp folder any more
+            return PlaceTable(plain_text)
+
+    return PlaceTable(plain_text, made)

@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import IO, Any
 
 from kubegap_lint.helm.dependencies import MissingSubchart
@@ -142,10 +143,11 @@ def _running() -> _Child:
 
 
 def render(chart_path: str, options: RenderOptions, missing: list[MissingSubchart] | None = None,
-           shown: str | None = None) -> str:
+           shown: str | None = None, meanwhile: Callable[[], None] | None = None) -> str:
     """What `helm template` prints for the chart, rendered by the engine in the child process.
     HelmError (one line) when the chart fails, the engine aborts or time runs out; NotLinted
-    for a chart that renders nothing; the enabled subcharts charts/ lacks added to `missing`."""
+    for a chart that renders nothing; the enabled subcharts charts/ lacks added to `missing`.
+    `meanwhile` runs once the request is sent: this process's own work, while the child renders."""
     name = shown or chart_path
     full = os.path.abspath(chart_path)
     # The child outlives a run (the servers lint many, each from its folder): relative values
@@ -157,6 +159,8 @@ def render(chart_path: str, options: RenderOptions, missing: list[MissingSubchar
         assert child.process.stdin is not None
         child.process.stdin.write(json.dumps(request).encode() + b"\n")
         child.process.stdin.flush()
+        if meanwhile is not None:
+            meanwhile()
         reply = _reply(child, _settings["timeout"])
     except BrokenPipeError:
         reply = None

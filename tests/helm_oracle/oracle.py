@@ -57,6 +57,16 @@ def _plain(line: str) -> str:
     return " ".join(text.split())
 
 
+def options_of(render: dict[str, Any]) -> Any:
+    """The render options of a renders.yaml entry."""
+    from kubegap_lint.helm.render import RenderOptions
+
+    return RenderOptions(values=list(render["values_files"]), sets=list(render["set"]),
+                         set_strings=list(render["set_string"]), set_files=list(render["set_file"]),
+                         release=render["release"], namespace=render["namespace"],
+                         include_crds=bool(render["include_crds"]))
+
+
 def judge(render: dict[str, Any]) -> dict[str, Counter[str]] | None:
     """Counts by (path, rule group, verdict) for one render; None when helm cannot render it.
     Run from CHARTS (the renders' paths are relative to it)."""
@@ -64,13 +74,10 @@ def judge(render: dict[str, Any]) -> dict[str, Counter[str]] | None:
     from kubegap_lint.config.settings import Settings
     from kubegap_lint.engine.run import Linter
     from kubegap_lint.helm.marked import exact_lines
-    from kubegap_lint.helm.render import HelmError, RenderOptions
+    from kubegap_lint.helm.render import HelmError
     from kubegap_lint.helm.sdk import render as render_chart
 
-    options = RenderOptions(values=list(render["values_files"]), sets=list(render["set"]),
-                            set_strings=list(render["set_string"]), set_files=list(render["set_file"]),
-                            release=render["release"], namespace=render["namespace"],
-                            include_crds=bool(render["include_crds"]))
+    options = options_of(render)
     chart = render["chart"]
     try:
         text = render_chart(chart, options)
