@@ -103,6 +103,8 @@ WORKLOAD_ENTRY_POINTS = {
     "kubegap_lint.workloads.kinds": {"kubegap_lint.engine.run"},
     "kubegap_lint.workloads.repofacts": {"kubegap_lint.engine.decided", "kubegap_lint.engine.inputs"},
     "kubegap_lint.workloads.views": {"kubegap_lint.engine.run", "kubegap_lint.engine.result"},
+    # What a policy's `needs:` names and which view key says it is lacking (KG008's notes).
+    "kubegap_lint.workloads.facts.registry": {"kubegap_lint.engine.notes"},
 }
 
 
