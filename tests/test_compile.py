@@ -268,7 +268,7 @@ def test_the_budget_stops_a_compiled_search_as_it_stops_the_interpreter() -> Non
         assert interpreter.search(jmespath.compile("length(a | [@, @][])"), {"a": [1]}) == 2
 
 
-def test_a_parameter_is_the_runs_own_value_and_an_unknown_one_fails() -> None:
+def test_a_parameter_is_read_once_at_compile_time_and_an_unknown_one_still_fails() -> None:
     interpreter = PolicyInterpreter({"keys": ["zone", "rack"]})
     known = jmespath.compile("[?contains(param('keys'), @)]")
     assert interpreter.search(known, ["rack", "host"]) == ["rack"]
@@ -277,6 +277,24 @@ def test_a_parameter_is_the_runs_own_value_and_an_unknown_one_fails() -> None:
         searcher = ReferenceInterpreter({}) if reference else PolicyInterpreter({})
         with pytest.raises(jmespath.exceptions.JMESPathError, match="unknown parameter 'nope'"):
             searcher.search(jmespath.compile("param('nope')"), {})
+
+
+def test_a_call_on_constants_is_made_once_a_run_and_still_counted() -> None:
+    """`param('keys')` (pure functions, fixed parameters) is called when compiled, not at each
+    search; what it builds is still counted at each search, as the reference counts it."""
+    read: list[str] = []
+
+    class Params(dict):  # type: ignore[type-arg]
+        def __getitem__(self, key: str) -> Any:
+            read.append(key)
+            return super().__getitem__(key)
+
+    interpreter = PolicyInterpreter(Params(keys=["zone", "rack"]))
+    expression = jmespath.compile("contains(param('keys'), @) && length(param('keys'))")
+    assert [interpreter.search(expression, name) for name in ("rack", "host", "zone")] == [2, False, 2]
+    assert read == ["keys", "keys"]  # once for each call in the expression, when compiled
+    assert _budget_used(interpreter, expression, "rack") == _budget_used(ReferenceInterpreter(
+        {"keys": ["zone", "rack"]}), expression, "rack") == (4, ("ok", 2))
 
 
 def test_an_argument_type_accepted_once_is_still_refused_when_it_changes() -> None:
