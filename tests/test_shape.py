@@ -88,6 +88,19 @@ def test_serving_replicas_are_the_largest_gpu_template_not_the_sum_of_roles() ->
     assert serving_replicas(_with({}), [router]) == 6  # no GPU template: any
 
 
+def test_serving_replicas_count_each_mapping_above_the_template_but_its_parent() -> None:
+    """Seldon's predictors[].replicas sits above a list of components: it counts; a parent's
+    own `replicas` is the template's count already (discover.py), not counted twice."""
+    seldon = {"spec": {"predictors": [{"replicas": 3, "componentSpecs": [{"spec": {}}]}]}}
+    component = {"path": "spec.predictors[0].componentSpecs[0]", "replicas": 1, "has_gpu": True}
+    assert serving_replicas(seldon, [component]) == 3
+    held = {"spec": {"replicas": 2, "roles": [{"replicas": 4, "template": {}}]}}
+    role = {"path": "spec.roles[0].template", "replicas": 4, "has_gpu": True}
+    assert serving_replicas(held, [role]) == 8  # 4 of the role (its parent), times 2 copies
+    assert serving_replicas({"spec": {"predictors": [{"replicas": "$N", "componentSpecs": [{}]}]}},
+                            [component]) is None
+
+
 def test_the_table_wins_over_the_shape() -> None:
     from kubegap_lint.workloads.kinds import KindRule
 

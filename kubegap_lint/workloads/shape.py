@@ -12,6 +12,7 @@ judge the workload (engine/notes.py).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kubegap_lint.core.coerce import as_count, as_dict
@@ -79,20 +80,40 @@ def shape_class(data: Any) -> tuple[str, str] | None:
 
 def serving_replicas(data: Any, pods: list[dict[str, Any]]) -> int | None:
     """The replicas of a serving workload classified by its shape: the most pods any one GPU
-    template makes (any template when none has a GPU), times the root's `spec.replicas` for a
-    template nested below it (a role of each copy; `spec.template`'s own count is that field).
-    Not the pods of all templates together: one prefill and one decode pod are not 2 replicas."""
-    spec = as_dict(as_dict(data).get("spec"))
-    root = 1 if spec.get("replicas") is None else as_count(spec.get("replicas"))
+    template makes (any template when none has a GPU), each template's own count times the
+    `replicas` of every mapping above the one holding it (a role of each copy: StormService-like
+    `spec.replicas`, a Seldon predictor's `replicas` above its `componentSpecs`). Not the pods of
+    all templates together: one prefill and one decode pod are not 2 replicas."""
     chosen = [p for p in pods if p.get("has_gpu")] or pods
     most = 0
     for pod in chosen:
         count = pod.get("replicas")
         if count is None:
             return None
-        if pod.get("path") not in ("spec", "spec.template"):
-            if root is None:
+        for holder in _above(data, str(pod.get("path") or "")):
+            copies = 1 if holder.get("replicas") is None else as_count(holder.get("replicas"))
+            if copies is None:
                 return None
-            count *= root
+            count *= copies
         most = max(most, count)
     return most
+
+
+_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _above(data: Any, path: str) -> list[dict[str, Any]]:
+    """The mappings on a template's view path (`spec.predictors[0].componentSpecs[0]`) above it,
+    but its parent when that is a mapping: the walk counted the parent's `replicas` already
+    (discover.py); a list between (`componentSpecs`) counts nothing."""
+    node, above = data, []
+    steps = [int(index) if index else key for key, index in _STEP.findall(path)]
+    for step in steps[:-1]:
+        if isinstance(step, int):
+            node = node[step] if isinstance(node, list) and step < len(node) else None
+        else:
+            node = node.get(step) if isinstance(node, dict) else None
+        above.append(node)
+    if above and isinstance(above[-1], dict):
+        above.pop()
+    return [n for n in above if isinstance(n, dict)]

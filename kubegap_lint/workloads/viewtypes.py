@@ -183,7 +183,7 @@ class WorkloadSummary(_WorkloadKeys):
                     " LeaderWorkerSet groups, the worker groups of a RayService, the most replicas of"
                     " one GPU role for kinds whose roles scale apart (Dynamo components, RBG roles, AIBrix"
                     " StormService roles times its RoleSets); for a serving kind classified by its shape,"
-                    " the most pods one GPU template makes (times the root's `spec.replicas` for a nested one);"
+                    " the most pods one GPU template makes (times the `replicas` of each mapping above its own, as a Seldon predictor's);"
                     " else the pods of all templates; null when unknown"]
     pods_total: Annotated[int | None, "pods of all templates, CPU launchers and Ray heads included (Trainer's dataset"
                                       " and model initializers, which finish before training starts, are not);"
@@ -363,8 +363,8 @@ table always wins). Pods that run to completion show in the controller's own fie
 `schedule`, a training operator's `*ReplicaSpecs`, or a `restartPolicy` of `Never`, `OnFailure`
 or `ExitCode` (on a replica spec or in a pod template): class `training`. Without any, a
 `replicas` field (a controller that keeps copies running) makes it `serving`, whose `replicas`
-is the most pods one GPU template makes (times the root's `spec.replicas` for a role nested
-below it), not the sum of its roles. `metadata`, `status` and what a pod spec holds (its
+is the most pods one GPU template makes (times the `replicas` of each mapping above the one
+holding it: copies of a role, a Seldon predictor's), not the sum of its roles. `metadata`, `status` and what a pod spec holds (its
 containers, volumes) are not read; a field written beside an inline pod spec is, but the pod's
 own `activeDeadlineSeconds`. `class_from` says `shape` and `class_sign` the field that
 decided; findings on it carry `class_from: {by: shape, class, field}` in the JSON output. With none of these fields the class
