@@ -5,6 +5,10 @@ lacking when `unrendered_counts` lists placeholders, `runtime` when `runtime_mis
 TrainJob's runtime not in the input); each policy names what it needs (`needs:` in its file). A note lists the rules that are on, need the missing fact, and
 could apply to the workload's class (a rule tagged training or serving only to that class).
 
+A kind the workload table does not know that asks for accelerators in a `limits` or `requests`
+mapping but holds no pod template the walk finds (an operator's own resource, such as NVIDIA's
+NIMService, whose pods the operator builds) gets one note too: no workload rule judged it.
+
 A kind the workload table does not know and whose shape does not decide its class
 (workloads/shape.py: `class_from` null) lacks the class itself: its note lists the rules that
 judge only training or serving workloads (tagged so, or whose `applies_to` reads `training` or
@@ -101,3 +105,47 @@ def not_judged_notes(note: Policy, policies: list[Policy], view: Mapping[str, An
             document_index=resource.document_index, template=resource.helm_source,
             node_path=f"note/{key}", evidence=note.evidence,
             key_path=where if where is not None else resource.base)
+
+
+_RESOURCE_KEYS = frozenset(("limits", "requests"))
+_DEEPEST = 12  # deeper than an operator nests its resources: not read (hostile input)
+
+
+def accelerator_request(data: Any, is_gpu: Any) -> tuple[tuple[str | int, ...], str] | None:
+    """The key path and name of the first accelerator a `limits` or `requests` mapping in `data`
+    asks for, or None."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    while stack:
+        node, path = stack.pop()
+        if len(path) > _DEEPEST:
+            continue
+        if isinstance(node, dict):
+            for key, value in reversed(list(node.items())):
+                if key in _RESOURCE_KEYS and isinstance(value, dict):
+                    name = next((n for n in value if isinstance(n, str) and is_gpu(n)), None)
+                    if name is not None:
+                        return (*path, key, name), name
+                if key not in ("metadata", "status"):
+                    stack.append((value, (*path, key)))
+        elif isinstance(node, list):
+            stack.extend((item, (*path, number)) for number, item in reversed(list(enumerate(node))))
+    return None
+
+
+def podless_note(note: Policy, resource: Resource, is_gpu: Any) -> Finding | None:
+    """KG008 for a kind the table does not know that asks for accelerators with no pod template
+    in it: the operator builds its pods, which no rule saw."""
+    found = accelerator_request(resource.data, is_gpu)
+    if found is None:
+        return None
+    path, name = found
+    kind = f"{resource.api_version}/{resource.kind}" if resource.api_version else str(resource.kind)
+    where = (*resource.base, *path)
+    position = resource.positions.key(where) or resource.start
+    return Finding(
+        rule_id=note.id, rule_name=note.name, severity=note.severity,
+        message=(f"{kind} asks for {name} but holds no pod template that kubegap-lint can read (its operator builds "
+                 "the pods): no workload rule judged it; add the kind under `workloads:` in the configuration"),
+        location=Location(resource.path, position.line, position.column), resource=resource.ref(),
+        document_index=resource.document_index, template=resource.helm_source, node_path="note/podless",
+        evidence=note.evidence, key_path=where)

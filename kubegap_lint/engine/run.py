@@ -370,12 +370,24 @@ class _Run:
                 " (please report this with the input that caused it)", item.start.line, item.start.column))
             return None
 
+    def _podless(self, resource: Resource, rule: KindRule) -> None:
+        """A kind the table does not know, with no pod template, that asks for accelerators."""
+        note = self.linter.input_policies.get("workload-not-judged")
+        if note is None or rule.found_by != "walk":
+            return
+        from kubegap_lint.engine.notes import podless_note
+
+        finding = podless_note(note, resource, self.context.is_gpu_resource)
+        if finding is not None:
+            self.findings.add(self.suppressor.apply(self.templates.map(finding, document=_document(resource)), resource))
+
     def evaluate(self, order: int, resource: Resource, rule: KindRule) -> None:
         try:
             from kubegap_lint.workloads import views  # by module: tests wrap workload_view
 
             view = views.workload_view(resource, rule, self.context)
             if view is None:
+                self._podless(resource, rule)
                 return
             from kubegap_lint.engine.estimate import estimate
 

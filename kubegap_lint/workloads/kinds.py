@@ -144,6 +144,18 @@ def _rule(entry: dict[str, Any]) -> KindRule:
 
 # An unknown kind that holds a pod template somewhere: discover.py finds the templates, the
 # class is other, and the counts are what the walk reads (a sibling `replicas`, else 1).
+_RESOURCE_KEYS = frozenset(("limits", "requests"))  # what asks for an accelerator
+
+
+def _asks_resources(data: Any, depth: int = 0) -> bool:
+    """A `limits` or `requests` key anywhere in `data` (bounded: hostile depth reads as none)."""
+    if depth > 12:
+        return False
+    if isinstance(data, dict):
+        return any(key in _RESOURCE_KEYS or _asks_resources(value, depth + 1) for key, value in data.items())
+    if isinstance(data, list):
+        return any(_asks_resources(item, depth + 1) for item in data)
+    return False
 GENERIC = KindRule(group="*", kind="*", workload_class="other", replicas=(), claim_templates=None,
                    templates=(), class_from=None)
 
@@ -213,8 +225,13 @@ class KindTable:
         if rule is not None:
             return rule
         if keys and "containers" not in keys:
-            return None
-        return shaped(data) if holds_pod_template(data) else None
+            # No pod template; one that asks for resources may be an operator's workload whose
+            # pods it builds (NVIDIA's NIMService): read as such, the run notes it (KG008).
+            return GENERIC if any(key in keys for key in _RESOURCE_KEYS) else None
+        if holds_pod_template(data):
+            return shaped(data)
+        asks = any(key in keys for key in _RESOURCE_KEYS) if keys else _asks_resources(data)
+        return GENERIC if asks else None
 
     def __len__(self) -> int:
         return len(self._rules) + len(self._versioned)
