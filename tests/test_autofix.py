@@ -99,7 +99,7 @@ def test_fix_on_stdin_writes_the_fixed_stream_to_stdout(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr.decode()
     left = run_cli("lint", "--no-config", "--fix", "-", stdin=data)  # every rule: KG501's fix is unsafe
     assert left.stdout == run.stdout
-    assert left.returncode == 1 and b"<stdin>:25:15: warning KG501" in left.stderr
+    assert left.returncode == 1 and b"<stdin>:26:15: warning KG501" in left.stderr
     assert b"1 more with --unsafe-fixes" in left.stderr
 
 

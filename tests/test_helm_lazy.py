@@ -23,7 +23,8 @@ needs_engine = pytest.mark.skipif(importlib.util.find_spec("helm_python") is Non
                                   reason="needs the Helm engine (pip install -e '.[helm]')")
 NIM = ("aws-samples__awsome-inference/2.projects/nims-inference/nim-deploy/helm/nim-llm",
        "-f", "renders-values/nim-llm.yaml")
-RAY = ("ray-project__kuberay/helm-chart/ray-cluster", "-f", "renders-values/kuberay-ray-cluster.yaml")
+NIM_GPU2 = ("aws-samples__awsome-inference/2.projects/nims-inference/nim-deploy/helm/nim-llm",
+            "-f", "renders-values/nim-llm-gpu2.yaml")
 
 
 def _helm(chart: tuple[str, ...], monkeypatch, eager: bool) -> tuple[int, bytes, int]:
@@ -56,10 +57,10 @@ def test_findings_placed_exactly_without_the_marked_render_are_where_it_puts_the
 @requires_shared
 @needs_engine
 def test_a_finding_the_static_matching_cannot_place_exactly_makes_the_marked_render(monkeypatch) -> None:
-    code, lazy, made = _helm(RAY, monkeypatch, eager=False)
+    code, lazy, made = _helm(NIM_GPU2, monkeypatch, eager=False)
     assert code == 1 and made == 1  # content `toYaml` wrote: the marked render tells its line
     assert b'"approximate": true' not in lazy  # every finding placed exactly, as eagerly
-    assert _helm(RAY, monkeypatch, eager=True) == (code, lazy, 1)
+    assert _helm(NIM_GPU2, monkeypatch, eager=True) == (code, lazy, 1)
 
 
 def test_a_pending_table_renders_once_and_gives_its_places_and_values_nodes() -> None:

@@ -15,6 +15,7 @@ from kubegap_lint.core.coerce import as_count, as_dict, as_list
 from kubegap_lint.core.keypaths import Where, sub
 from kubegap_lint.workloads.dynamo import DYNAMO_COMPONENT, MAIN_CONTAINER, component_spec
 from kubegap_lint.workloads.kinds import TemplateRule, get_path
+from kubegap_lint.workloads.kuberay import KUBERAY, ray_pod_spec
 from kubegap_lint.workloads.placeholders import is_placeholder
 
 
@@ -139,6 +140,8 @@ def pod_record(rule: TemplateRule, role: str, base: str, holder: dict[str, Any],
         rel = rule.container
     if rule.completion == DYNAMO_COMPONENT:
         spec = component_spec(spec, holder, main_first=model_where is not None, graph=root)
+    elif rule.completion == KUBERAY and rule.template is not None:
+        spec = ray_pod_spec(spec, as_dict(get_path(holder, rule.template[:-1])) if len(rule.template) > 1 else holder)
     containers, init_containers = _containers(spec, spec_where, model_where, lone_where)
     return Pod(role=role, path=".".join(p for p in (base, ".".join(rel)) if p), node=node, spec=spec,
                metadata=metadata, where=node_where, spec_where=spec_where, metadata_where=metadata_where,

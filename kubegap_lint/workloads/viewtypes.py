@@ -349,7 +349,8 @@ The workload table (`policies/workloads.yaml`, extended by a configuration's `wo
 adds meaning for the kinds it knows: the class, where the counts are and how they multiply, the
 role names, and merge rules (a TrainJob with its runtime, below), or what an operator adds to
 the pod it builds (an NVIDIA Dynamo component's main container gets its `resources`, `envs`, PVC
-mounts and the /dev/shm of `sharedMemory` / `sharedMemorySize`: `workloads/dynamo.py`). A
+mounts and the /dev/shm of `sharedMemory` / `sharedMemorySize`: `workloads/dynamo.py`; a Ray
+group's Ray container gets KubeRay's memory /dev/shm: `workloads/kuberay.py`). A
 known kind's templates are read through its entry; any other template the walk finds in it (a
 KServe transformer) is added beside them. A kind the table does not know is a workload whose
 templates are all walked: each counts a sibling `replicas` (else 1), and its role is the
