@@ -233,3 +233,20 @@ def test_without_the_engine_each_chart_is_a_kg009_error(tmp_path: Path) -> None:
             if f["rule"] == "KG009"] == [
         ("KG009", "ray-project__kuberay/helm-chart/kuberay-operator/Chart.yaml", 1),
         ("KG009", "ray-project__kuberay/helm-chart/ray-cluster/Chart.yaml", 1)]
+
+
+def test_the_callers_work_runs_while_the_engine_loads_and_renders() -> None:
+    """The request is sent before the engine's first line is read (it waits in the pipe), so
+    what the caller does meanwhile (`kubegap-lint helm` warms the linter up) overlaps the
+    engine's load as well as its render; the stream is the one a loaded engine prints."""
+    from kubegap_lint.helm import worker
+    from kubegap_lint.helm.render import RenderOptions
+
+    chart = str(EXAMPLES / "helm" / "gpu-train")
+    worker._stop_child()  # a fresh engine process, as at the start of a run
+    worker.start()
+    greeted_meanwhile: list[bool] = []
+    text = worker.render(chart, RenderOptions(), meanwhile=lambda: greeted_meanwhile.append(worker._child[0].ready))
+    assert greeted_meanwhile == [False]
+    assert worker._child[0].ready
+    assert text == worker.render(chart, RenderOptions()) and "kind: Job" in text

@@ -172,3 +172,29 @@ def test_applies_answers_as_the_evaluation_does_and_the_evaluation_reuses_its_an
         plan.evaluate(view, resource)
         assert calls[0] == 0
     assert applying > 0
+
+
+def test_a_warm_up_arranges_the_next_runs_plan_and_only_its(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `kubegap-lint helm` warms the linter up while the engine renders: the first run takes the
+    # plan made then, the next makes its own (a plan holds one run's budget and answers), and
+    # both find what a linter that never warmed up finds.
+    from kubegap_lint.engine import evaluate
+
+    made: list[Plan] = []
+
+    class Counted(Plan):
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            made.append(self)
+
+    monkeypatch.setattr(evaluate, "Plan", Counted)
+    texts = [("job.yaml", GPU_JOB)]
+    cold = list(Linter(Settings()).lint_texts(texts).findings)
+    assert len(made) == 1 and cold
+    warm = Linter(Settings())
+    warm.warm_up()
+    assert len(made) == 2
+    assert list(warm.lint_texts(texts).findings) == cold
+    assert len(made) == 2  # the warm-up's plan served the first run
+    assert list(warm.lint_texts(texts).findings) == cold
+    assert len(made) == 3

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import ExitStack
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from kubegap_lint.config.settings import ChartRender
-    from kubegap_lint.helm.render import RenderOptions
+    from kubegap_lint.helm.render import HelmMissing, RenderOptions
 
 
 _RENDER_FLAGS = ("values", "sets", "set_strings", "set_files", "set_jsons", "set_literals", "release", "namespace",
@@ -137,14 +137,13 @@ def helm_command(charts: tuple[str, ...], request: _Request, helm_path: str | No
     settings.chart_dirs = [chart for chart in chosen if os.path.isdir(chart)]
     settings.partial = True  # a chart is part of a repository: exemptions without paths are not judged
 
-    def ready() -> None:  # the engine loaded while the settings were read and the chart copied, or why not
-        if helm is None:
-            _renderer(None, allow_missing_helm, len(chosen))
+    def missing(exc: HelmMissing) -> NoReturn:  # the engine's first line said it is not installed
+        _missing_engine(exc, allow_missing_helm, len(chosen))
 
     def lint() -> tuple[Any, Any]:
         assert choices is not None
         linter = Linter(settings, catalog=catalog)
-        renders = _Renders(helm, keep_rendered, linter, ready)
+        renders = _Renders(helm, keep_rendered, linter, missing)
         for chart in chosen:
             renders.chart(chart, [(options, None)] if flags else configured(chart, settings.charts))
         choices.allow_empty = choices.allow_empty or bool(linter.unlinted)  # a KG009 says why nothing was read
@@ -188,11 +187,16 @@ def _renderer(helm_path: str | None, allow_missing_helm: bool, count: int, wait:
         if helm is None:
             installed() if wait else start()
     except HelmMissing as exc:
-        if allow_missing_helm:
-            click.echo(f"kubegap-lint: {exc}; {count} chart(s) not linted (--allow-missing-helm)", err=True)
-            sys.exit(0)
-        fail(str(exc))
+        _missing_engine(exc, allow_missing_helm, count)
     return helm
+
+
+def _missing_engine(exc: HelmMissing, allow_missing_helm: bool, count: int) -> NoReturn:
+    """Exit 2 saying what is missing (0 with --allow-missing-helm, with a note)."""
+    if allow_missing_helm:
+        click.echo(f"kubegap-lint: {exc}; {count} chart(s) not linted (--allow-missing-helm)", err=True)
+        sys.exit(0)
+    fail(str(exc))
 
 
 class _Renders:
@@ -200,12 +204,13 @@ class _Renders:
     with its exact template lines; what was not linted (a failed render, a library chart, a
     subchart charts/ lacks) a KG009 of the linter's run."""
 
-    def __init__(self, helm: str | None, keep_rendered: str | None, linter: Any, ready: Callable[[], None]) -> None:
+    def __init__(self, helm: str | None, keep_rendered: str | None, linter: Any,
+                 missing: Callable[[HelmMissing], NoReturn]) -> None:
         self.helm = helm
         self.keep_rendered = keep_rendered
         self.linter = linter
-        self.ready = ready  # waits for the engine (or exits saying why it is missing)
-        self.warm = True  # the linter's first-workload work still to do, while the engine renders
+        self.missing = missing  # exits saying the engine is not installed
+        self.warm = True  # the linter's first-workload work still to do, while the engine loads and renders
         self.rendered: list[tuple[str, str]] = []
         self.errors: list[InputError] = []
 
@@ -217,9 +222,7 @@ class _Renders:
                 folder, refused = (chart, []) if self.helm else kept.enter_context(chart_to_render(chart))
             except OSError as exc:
                 self.errors.append(InputError(chart, f"cannot be rendered: {exc}"))
-                self.ready()
                 return
-            self.ready()  # after the copy: it is made while the engine loads
             self.errors.extend(refused)
             for options, entry in runs:
                 self._render(chart, folder, options, entry, len(runs))
@@ -240,7 +243,7 @@ class _Renders:
             unlinted.append(nothing_to_lint(chart, exc))
             return
         except HelmMissing as exc:
-            fail(str(exc))
+            self.missing(exc)
         except RequestError as exc:  # the command line's values or flags: an input error, exit 2
             where = f"{entry.origin[0]}:{entry.origin[1]}: " if entry is not None and entry.origin else ""
             self.errors.append(InputError((exc.path or chart).replace(folder, chart),

@@ -126,6 +126,7 @@ class Linter:
         # Rendered kustomizations by stream: the folder rendered and each document's origin
         # (kustomize/render.py); set by the commands that render them.
         self.kustomize_roots: dict[str, tuple[str, dict[int, Any]]] = {}
+        self._warm_plan: tuple[Any, Plan] | None = None  # warm_up's, for the next run to take
 
     def new_index(self, facts_in_memory: int | None = None) -> InputIndex:
         """An empty index for a run, holding the facts of the files around a partial run
@@ -147,19 +148,30 @@ class Linter:
         return [suppressor.apply(fault_finding(fault, policy)) for fault in self.unlinted]
 
     def warm_up(self) -> None:
-        """Do now what a run's first workload would do first: import the view and evaluation
-        modules and compile the workload policies' expressions (kept on the policies).
-        `kubegap-lint helm` asks it while the engine renders; a fault here is left for the run."""
+        """Do now what a run's first workload would do first: import the parser, view and
+        evaluation modules, compile the workload policies' expressions (kept on the policies)
+        and arrange the next run's plan. `kubegap-lint helm` asks it while the engine loads
+        and renders; a fault here is left for the run."""
         try:
             from kubegap_lint.catalog.patterns import expressions
-            from kubegap_lint.engine import evaluate  # noqa: F401 - imported for the run
-            from kubegap_lint.workloads import views  # noqa: F401
+            from kubegap_lint.engine.evaluate import Plan
+            from kubegap_lint.input.parse import light_nodes_take_effect
+            from kubegap_lint.workloads import views  # noqa: F401 - imported for the run
 
+            light_nodes_take_effect()
             for policy in self.workload_policies:
                 for _, expression in expressions(policy):
                     _ = expression.parsed
+            interpreter = self._interpreter()
+            self._warm_plan = (interpreter, Plan(self.workload_policies, interpreter))
         except Exception:  # noqa: BLE001 - the run meets it again and reports it as it does
             pass
+
+    def take_warm_plan(self) -> tuple[Any, Plan | None]:
+        """The interpreter and plan warm_up arranged, for one run only (each run has its own:
+        they hold its value budget and the answers of the view it evaluates); else (None, None)."""
+        made, self._warm_plan = self._warm_plan, None
+        return made if made is not None else (None, None)
 
     def _interpreter(self) -> Any:
         from kubegap_lint.catalog.functions import PolicyInterpreter
@@ -307,8 +319,9 @@ class _Run:
         self.workloads = 0
         self._context: ViewContext | None = None  # made at the first workload (start-up: an input
         # without workloads never imports the view modules)
-        self._interpreter: Any = None  # made at the first workload (start-up: none imports jmespath)
-        self._plan: Plan | None = None  # the same
+        # Made at the first workload (start-up: an input without workloads imports no jmespath),
+        # unless the linter warmed up for this run.
+        self._interpreter, self._plan = linter.take_warm_plan()
 
     @property
     def interpreter(self) -> Any:

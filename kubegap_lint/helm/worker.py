@@ -15,16 +15,17 @@ user named it.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from kubegap_lint.helm.dependencies import MissingSubchart
 from kubegap_lint.helm.render import HelmError, HelmMissing, NotLinted, RenderOptions, RequestError
+
+if TYPE_CHECKING:  # imported where used: `start` runs before anything else (cli/entry.py)
+    from kubegap_lint.helm.dependencies import MissingSubchart
 
 DEFAULT_TIMEOUT = 60.0  # seconds of wall time for one chart's render (--render-timeout)
 MEMORY_LIMIT = 2 * 1024 * 1024 * 1024  # the child's address space: Go reserves ~700 MB at start
@@ -56,14 +57,13 @@ def configure(command_line: float | None = _UNSET, config: float | None = _UNSET
 def installed() -> None:
     """HelmMissing unless the engine loads, asked of the child (which is then ready for the
     first chart): loading it here as well would cost a second 0.3 s and 70 MB."""
-    _running()
+    _greeted(_started())
 
 
 def start() -> None:
     """Start the child now and read its answer later (installed, or the first render): a
     command reads its settings while the engine loads (0.2-0.4 s of a run's wall time)."""
-    if not _child or _child[0].process.poll() is not None:
-        _spawn()
+    _started()
 
 
 class RenderStopped(HelmError):
@@ -123,10 +123,18 @@ def _spawn() -> _Child:
     return child
 
 
-def _running() -> _Child:
-    if _child and _child[0].process.poll() is None and _child[0].ready:
+def _started() -> _Child:
+    """The child, started if there is none alive; its first line perhaps not read yet."""
+    if _child and _child[0].process.poll() is None:
         return _child[0]
-    child = _child[0] if _child and _child[0].process.poll() is None else _spawn()
+    return _spawn()
+
+
+def _greeted(child: _Child) -> _Child:
+    """The child once its first line says the engine loaded; HelmMissing or HelmError (it is
+    stopped) when it says otherwise or dies."""
+    if child.ready:
+        return child
     try:
         hello = _reply(child, _settings["timeout"])  # the engine loaded, or why not
     except BaseException:
@@ -147,23 +155,31 @@ def render(chart_path: str, options: RenderOptions, missing: list[MissingSubchar
     """What `helm template` prints for the chart, rendered by the engine in the child process.
     HelmError (one line) when the chart fails, the engine aborts or time runs out; NotLinted
     for a chart that renders nothing; the enabled subcharts charts/ lacks added to `missing`.
-    `meanwhile` runs once the request is sent: this process's own work, while the child renders."""
+    `meanwhile` runs once the request is sent: this process's own work, while the child loads
+    the engine (the request waits in the pipe) and renders."""
+    import json
+
     name = shown or chart_path
     full = os.path.abspath(chart_path)
     # The child outlives a run (the servers lint many, each from its folder): relative values
     # and --set-file paths are the caller's, so it renders from the caller's folder.
     request = {"chart": full, "cpu": _settings["timeout"], "cwd": os.getcwd(),
                "options": {field: getattr(options, field) for field in _FIELDS}}
-    child = _running()
+    child = _started()
     try:
         assert child.process.stdin is not None
-        child.process.stdin.write(json.dumps(request).encode() + b"\n")
-        child.process.stdin.flush()
+        try:
+            child.process.stdin.write(json.dumps(request).encode() + b"\n")
+            child.process.stdin.flush()
+            sent = True
+        except BrokenPipeError:  # it died: its first line, or its end, says why
+            sent = False
         if meanwhile is not None:
             meanwhile()
-        reply = _reply(child, _settings["timeout"])
-    except BrokenPipeError:
-        reply = None
+        _greeted(child)
+        reply = _reply(child, _settings["timeout"]) if sent else None
+    except HelmError:
+        raise  # _greeted stopped the child
     except BaseException:  # Ctrl-C, SIGTERM: the child goes with the wait
         _stop_child()
         raise
@@ -183,6 +199,8 @@ def render(chart_path: str, options: RenderOptions, missing: list[MissingSubchar
             str(reply["error"]).replace(full, chart_path), str(path).replace(full, chart_path) if path else None,
             reply.get("line"))
     if missing is not None:
+        from kubegap_lint.helm.dependencies import MissingSubchart
+
         missing.extend(MissingSubchart(str(name), str(path).replace(full, chart_path), line)
                        for name, path, line in reply.get("subcharts_missing", []))
     return str(reply["text"])
@@ -190,6 +208,7 @@ def render(chart_path: str, options: RenderOptions, missing: list[MissingSubchar
 
 def _reply(child: _Child, timeout: float) -> dict[str, Any] | None:
     """The child's answer, or None when it died or time ran out (then it is killed)."""
+    import json
     import selectors
 
     process = child.process
@@ -346,6 +365,8 @@ def serve() -> None:
     # goes to stderr, where the parent reads it as a log line.
     answers: IO[bytes] = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
+    import json
+
     from kubegap_lint.helm import sdk
 
     try:
