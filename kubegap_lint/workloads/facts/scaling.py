@@ -88,10 +88,14 @@ def kserve_predictor(view: dict[str, Any], gpu_patterns: Sequence[str],
     model), `downloads` (the storage initializer copies the model into the pod at every start:
     any known URI but `pvc://` and `oci://`, which mount instead, and one a LocalModelCache in
     the input keeps on the nodes), `gpu` (the predictor or its model asks for an accelerator)
-    and `node`. None for other kinds."""
+    and `node`; `kind` the resource's. An LLMInferenceService's model likewise. None for other
+    kinds."""
+    spec = as_dict(as_dict(view.get("resource")).get("spec"))
+    if view.get("kind") == "LLMInferenceService":
+        return _llm_model(spec, gpu_patterns)
     if view.get("kind") != "InferenceService":
         return None
-    predictor = as_dict(as_dict(as_dict(view.get("resource")).get("spec")).get("predictor"))
+    predictor = as_dict(spec.get("predictor"))
     if not predictor:
         return None
     model = as_dict(predictor.get("model"))
@@ -100,12 +104,33 @@ def kserve_predictor(view: dict[str, Any], gpu_patterns: Sequence[str],
     downloads = isinstance(uri, str) and not uri.startswith(("pvc://", "oci://")) \
         and not _UNRENDERED_RE.search(uri) and not (model_cached is not None and model_cached(uri))
     containers = [model] + [as_dict(c) for c in as_list(predictor.get("containers"))]
-    gpu = any(fnmatch.fnmatchcase(str(name), pattern)
-              for c in containers
-              for part in ("limits", "requests")
-              for name in as_dict(as_dict(c.get("resources")).get(part))
-              for pattern in gpu_patterns)
-    return {"uri": uri, "downloads": downloads, "gpu": gpu, "node": holder if holder is not None else predictor}
+    return {"kind": "InferenceService", "uri": uri, "downloads": downloads,
+            "gpu": _asks_accelerator(containers, gpu_patterns), "node": holder if holder is not None else predictor}
+
+
+def _llm_model(spec: dict[str, Any], gpu_patterns: Sequence[str]) -> dict[str, Any]:
+    """An LLMInferenceService's `spec.model.uri`: KServe's controller (attachModelArtifacts,
+    llmisvc v1alpha1 and v1alpha2) adds its storage initializer for `hf://` and `s3://` URIs,
+    which downloads the model into every pod at start, unless `spec.storageInitializer.enabled`
+    is false; `pvc://` mounts a claim and `oci://` a modelcar."""
+    model = as_dict(spec.get("model"))
+    uri = model.get("uri") if isinstance(model.get("uri"), str) else None
+    disabled = as_dict(spec.get("storageInitializer")).get("enabled") is False
+    downloads = uri is not None and uri.startswith(("hf://", "s3://")) and not disabled \
+        and not _UNRENDERED_RE.search(uri)
+    prefill = as_dict(spec.get("prefill"))
+    pods = (spec.get("template"), spec.get("worker"), prefill.get("template"), prefill.get("worker"))
+    containers = [as_dict(c) for pod in pods for c in as_list(as_dict(pod).get("containers"))]
+    return {"kind": "LLMInferenceService", "uri": uri, "downloads": downloads,
+            "gpu": _asks_accelerator(containers, gpu_patterns), "node": model or spec}
+
+
+def _asks_accelerator(containers: list[dict[str, Any]], gpu_patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(str(name), pattern)
+               for c in containers
+               for part in ("limits", "requests")
+               for name in as_dict(as_dict(c.get("resources")).get(part))
+               for pattern in gpu_patterns)
 
 
 @fact("autoscalers", "workload", "Any", "the HorizontalPodAutoscalers and KEDA ScaledObjects in the input whose `scaleTargetRef` names this workload (kind and name; a ScaledObject's kind defaults to Deployment; the namespaces must agree when both say one): `kind`, `name`, `min_replicas`, `max_replicas` as written (null when unset), `path`, `line`. The lookup is in `kubegap_lint/workloads/index.py`, like the budgets'", costly=False)
@@ -120,6 +145,6 @@ def _scaling(view: dict[str, Any], context: ViewContext) -> dict[str, Any]:
     return scaling_facts(view)
 
 
-@fact("kserve", "workload", "Any", "for an InferenceService predictor: `uri` (the `storageUri` of the predictor or its `model`), `downloads` (the storage initializer copies it into every pod at start: any URI but `pvc://` and `oci://`, which mount, and one whose `sourceModelUri` a LocalModelCache in the input caches on the nodes), `gpu` (the predictor, its model or a container asks for an accelerator), `node`; null for other kinds")
+@fact("kserve", "workload", "Any", "for an InferenceService predictor: `kind`, `uri` (the `storageUri` of the predictor or its `model`), `downloads` (the storage initializer copies it into every pod at start: any URI but `pvc://` and `oci://`, which mount, and one whose `sourceModelUri` a LocalModelCache in the input caches on the nodes), `gpu` (the predictor, its model or a container asks for an accelerator), `node`; for an LLMInferenceService the same of `spec.model.uri` (`downloads`: an `hf://` or `s3://` URI, unless `spec.storageInitializer.enabled` is false; `gpu`: a container of `template`, `worker` or `prefill` asks for one); null for other kinds")
 def _kserve(view: dict[str, Any], context: ViewContext) -> dict[str, Any] | None:
     return kserve_predictor(view, context.gpu_patterns, context.index.model_cached)
