@@ -11,8 +11,8 @@ from kubegap_lint.config.settings import Settings
 from kubegap_lint.engine.run import Linter
 
 
-def _views(text: str) -> list[dict]:
-    result = Linter(Settings(select=["KG001"])).lint_texts([("m.yaml", text)], keep_views=True)
+def _views(text: str, settings: Settings | None = None) -> list[dict]:
+    result = Linter(settings or Settings(select=["KG001"])).lint_texts([("m.yaml", text)], keep_views=True)
     return result.views
 
 
@@ -204,6 +204,61 @@ spec:
 """)
     pod = view["pods"][0]
     assert (pod["has_gpu"], pod["gpus"], pod["nccl_gpu"]) == (True, 2, True)
+
+
+def test_dra_mig_slices_are_gpus_and_a_shared_claim_counts_once() -> None:
+    # NVIDIA's DRA driver names MIG slices `mig.nvidia.com` (no "gpu" in the name). Containers
+    # that share a claim share its devices; one that names a request of the claim gets that
+    # request's devices only (as the driver's gpu-test4 and gpu-test5 demos write them).
+    (view,) = _views("""
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: slices}
+spec:
+  spec:
+    devices:
+      requests:
+        - {name: small, exactly: {deviceClassName: mig.nvidia.com}}
+        - {name: large, exactly: {deviceClassName: mig.nvidia.com, count: 2}}
+        - {name: nic, exactly: {deviceClassName: mrdma.google.com}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  replicas: 2
+  template:
+    spec:
+      resourceClaims: [{name: mig, resourceClaimTemplateName: slices}]
+      containers:
+        - {name: a, resources: {claims: [{name: mig, request: small}]}}
+        - {name: b, resources: {claims: [{name: mig, request: large}]}}
+        - {name: c, resources: {claims: [{name: mig, request: large}]}}
+        - {name: d, resources: {claims: [{name: mig}]}}
+""")
+    pod = view["pods"][0]
+    assert (pod["has_gpu"], pod["gpus"], pod["nccl_gpu"]) == (True, 3, True)
+    assert [c["gpus"] for c in pod["containers"]] == [1, 2, 2, 3]
+
+
+def test_gpu_device_classes_is_a_parameter() -> None:
+    text = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: one}
+spec: {devices: {requests: [{name: x, exactly: {deviceClassName: mig.nvidia.com}}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  resourceClaims: [{name: m, resourceClaimName: one}]
+  containers: [{name: c, resources: {claims: [{name: m}]}}]
+"""
+    (view,) = _views(text)
+    assert view["pods"][0]["has_gpu"]
+    (view,) = _views(text, Settings(select=["KG001"], params={"gpu_device_classes": ["*gpu*"]}))
+    assert not view["pods"][0]["has_gpu"]
 
 
 def test_empty_budget_selector_selects_all_in_v1_and_none_in_v1beta1() -> None:

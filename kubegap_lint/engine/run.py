@@ -354,8 +354,10 @@ class _Run:
                 applies = applies_check(self.linter.workload_policies, COSTLY, self.plan.applies)
             self._context = ViewContext(
                 index=self.index, gpu_patterns=tuple(params.get("gpu_resources", [])),
-                nccl_patterns=tuple(params.get("nccl_gpu_resources", [])), kind_table=self.linter.kind_table,
-                diagnostic_programs=tuple(params.get("diagnostic_commands", [])), needs=needs, applies=applies)
+                nccl_patterns=tuple(params.get("nccl_gpu_resources", [])),
+                device_class_patterns=tuple(params.get("gpu_device_classes", [])),
+                kind_table=self.linter.kind_table, diagnostic_programs=tuple(params.get("diagnostic_commands", [])),
+                needs=needs, applies=applies)
         return self._context
 
     def take(self, item: Resource | InputFault) -> KindRule | None:

@@ -30,6 +30,7 @@ class ViewContext:
     index: InputIndex
     gpu_patterns: tuple[str, ...] = ()
     nccl_patterns: tuple[str, ...] = ()
+    device_class_patterns: tuple[str, ...] = ()  # DRA device classes whose devices are GPUs
     kind_table: KindTable | None = None  # reads resources embedded in others (Katib trialSpec)
     diagnostic_programs: tuple[str, ...] = ()  # one tuple a run: diagnostic._matches keeps it
     # The keys the active rules name (engine/evaluate.view_needs): a costly fact no rule names is
@@ -57,6 +58,10 @@ class ViewContext:
         if found is None:
             found = remember(self.gpu_names, name, any(fnmatch.fnmatchcase(name, p) for p in self.gpu_patterns))
         return found
+
+    def is_gpu_device_class(self, name: str) -> bool:
+        lowered = name.lower()
+        return any(fnmatch.fnmatchcase(lowered, p) for p in self.device_class_patterns)
 
     def is_nccl_resource(self, name: str) -> bool:
         found = self.nccl_names.get(name)

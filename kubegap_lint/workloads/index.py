@@ -182,7 +182,9 @@ class InputIndex:
         """Whether a KServe LocalModelCache in the input caches this storage URI on the nodes."""
         return self.facts.has("modelcache", (uri,))
 
-    def device_claim(self, kind: str, namespace: str | None, name: str) -> list[tuple[str, Any]] | None:
+    def device_claim(self, kind: str, namespace: str | None, name: str) -> list[tuple[Any, str, Any]] | None:
+        """(request name, deviceClassName, count) of each request of a DRA claim or claim
+        template in the input; None when it is not there."""
         found = self.facts.get("device", (kind, namespace, name))
         if found is None:
             found = self.facts.get("device", (kind, None, name))
@@ -273,9 +275,10 @@ def _autoscaler(resource: Resource, spec: dict[str, Any]) -> Autoscaler | None:
                       low, high, resource.path, resource.start.line)
 
 
-def _device_requests(claim_spec: Any) -> list[tuple[str, Any]]:
-    """(deviceClassName, count) for each request of a DRA claim spec (v1beta1 and v1 shapes)."""
-    found: list[tuple[str, Any]] = []
+def _device_requests(claim_spec: Any) -> list[tuple[Any, str, Any]]:
+    """(request name, deviceClassName, count) for each request of a DRA claim spec (v1beta1 and
+    v1 shapes)."""
+    found: list[tuple[Any, str, Any]] = []
     devices = claim_spec.get("devices") if isinstance(claim_spec, dict) else None
     requests = devices.get("requests") if isinstance(devices, dict) else None
     for request in requests if isinstance(requests, list) else []:
@@ -285,7 +288,7 @@ def _device_requests(claim_spec: Any) -> list[tuple[str, Any]]:
         device_class = exact.get("deviceClassName")
         if isinstance(device_class, str):
             count = exact.get("count", 1) if exact.get("allocationMode", "ExactCount") == "ExactCount" else None
-            found.append((device_class, count))
+            found.append((request.get("name"), device_class, count))
     return found
 
 

@@ -31,16 +31,28 @@ def accelerators(context: ViewContext, raw: dict[str, Any]) -> dict[str, int | N
             for name in sorted(limits.keys() | requests.keys()) if context.is_gpu_resource(name)}
 
 
-def device_claims(context: ViewContext, spec: dict[str, Any], raw: dict[str, Any],
+def claim_uses(raw: dict[str, Any]) -> dict[str, set[str] | None]:
+    """The DRA claims a container uses, by name: the requests it names, or None for all."""
+    uses: dict[str, set[str] | None] = {}
+    for entry in as_list(as_dict(raw.get("resources")).get("claims")):
+        # Names are strings only: a list or mapping there (no real manifest) is not hashable.
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        request = entry.get("request")
+        known = uses.get(entry["name"], set())
+        uses[entry["name"]] = None if known is None or not isinstance(request, str) else known | {request}
+    return uses
+
+
+def device_claims(context: ViewContext, spec: dict[str, Any], uses: dict[str, set[str] | None],
                   namespace: str | None) -> dict[str, int | None]:
-    """GPUs a container gets through DRA claims whose claim object is in the input."""
-    # Names are strings only: a list or mapping there (no real manifest) is not hashable.
-    used = {c.get("name") for c in as_list(as_dict(raw.get("resources")).get("claims"))
-            if isinstance(c, dict) and isinstance(c.get("name"), str)}
+    """GPUs that the DRA claims in `uses` (claim_uses) give, counted once a claim request
+    however many containers share it, for claims whose claim object is in the input."""
     found: dict[str, int | None] = {}
     for claim in as_list(spec.get("resourceClaims")):
-        if not isinstance(claim, dict) or not isinstance(claim.get("name"), str) or claim["name"] not in used:
+        if not isinstance(claim, dict) or not isinstance(claim.get("name"), str) or claim["name"] not in uses:
             continue
+        chosen = uses[claim["name"]]
         source = as_dict(claim.get("source")) or claim
         template_name = source.get("resourceClaimTemplateName")
         claim_name = source.get("resourceClaimName")
@@ -49,8 +61,8 @@ def device_claims(context: ViewContext, spec: dict[str, Any], raw: dict[str, Any
             requests = context.index.device_claim("ResourceClaimTemplate", namespace, template_name)
         elif isinstance(claim_name, str):
             requests = context.index.device_claim("ResourceClaim", namespace, claim_name)
-        for device_class, count in requests or []:
-            if "gpu" in device_class.lower():
+        for request, device_class, count in requests or []:
+            if (chosen is None or request in chosen) and context.is_gpu_device_class(device_class):
                 key = f"dra:{device_class}"
                 previous = found.get(key, 0)
                 number = as_count(count)
@@ -145,7 +157,7 @@ def container_view(context: ViewContext, container: Container, pod: Pod, volumes
         env.setdefault(name, known)
     found = accelerators(context, raw)
     if "resourceClaims" in pod.spec:  # else no claim gives it a GPU (nearly every pod)
-        found.update(device_claims(context, pod.spec, raw, namespace))
+        found.update(device_claims(context, pod.spec, claim_uses(raw), namespace))
     gpus: int | None = 0
     for count in found.values():
         gpus = None if gpus is None or count is None else gpus + count
@@ -209,12 +221,21 @@ def pod_view(context: ViewContext, pod: Pod, namespace: str | None, summary: dic
         backends.append(backend)
     init_containers = [container_view(context, record, pod, volumes, namespace)[0] for record in pod.init_containers]
     found: dict[str, int | None] = {}
-    gpus: int | None = 0
     for container in containers:
         for name, count in container["accelerators"].items():
-            previous = found.get(name, 0)
-            found[name] = None if previous is None or count is None else previous + count
-        gpus = None if container["gpus"] is None or gpus is None else gpus + container["gpus"]
+            if not name.startswith("dra:"):  # a claim's devices are the pod's once (below)
+                previous = found.get(name, 0)
+                found[name] = None if previous is None or count is None else previous + count
+    if "resourceClaims" in pod.spec:
+        uses: dict[str, set[str] | None] = {}
+        for container in containers:
+            for claim, requests in claim_uses(container["raw"]).items():
+                known = uses.get(claim, set())
+                uses[claim] = None if known is None or requests is None else known | requests
+        found.update(device_claims(context, pod.spec, uses, namespace))
+    gpus: int | None = 0
+    for count in found.values():
+        gpus = None if gpus is None or count is None else gpus + count
     replicas = pod.replicas
     if pod.gpu_share and not found:
         # The operator gives each pod a share of spec.gpus (its own gpusPerNode flag, not

@@ -155,7 +155,8 @@ class ContainerView(TypedDict):
     words: Annotated[list[str], "the command line split shell-like"]
     launchers: Annotated[list[str], "launchers found in the command line (`torchrun`, `deepspeed`, ...)"]
     accelerators: Annotated[dict[str, int | None], "accelerator resource name (or `dra:CLASS`) to count"]
-    gpus: Annotated[int | None, "accelerators of the container; null when unknown"]
+    gpus: Annotated[int | None, "accelerators of the container (of a DRA claim, the requests it names, else"
+                                " all); null when unknown"]
     mounts: Annotated[list[Mount], "each volume mount"]
     raw: Annotated[Raw, "the raw container"]
     key_paths: Annotated[KeyPaths, "`.` and `raw`: the container item; `env_entries`: name to the env entry's path"]
@@ -190,7 +191,7 @@ class WorkloadSummary(_WorkloadKeys):
                                       " null when a count is unknown (an unrendered `$N`)"]
     gpus_total: Annotated[int | None, "accelerators of all pods; null when unknown"]
     has_gpu: Annotated[bool, "a pod template requests an accelerator (`param('gpu_resources')`, or a DRA"
-                             " claim of a GPU device class present in the input)"]
+                             " claim in the input whose device class is in `param('gpu_device_classes')`)"]
     nccl_gpu: Annotated[bool, "one of them is an NVIDIA or AMD GPU (`param('nccl_gpu_resources')`, GPU DRA claims)"]
     multi_pod: Annotated[bool | None, "`pods_total > 1`; null when unknown"]
     distributed_pytorch: Annotated[
@@ -236,7 +237,8 @@ class PodView(_PodKeys, _PodOptional):
     gpus_text: Annotated[str, "`8 GPUs`, `4 google.com/tpu`; for messages"]
     path: Annotated[str, "where the template sits in the resource (`spec.pytorchReplicaSpecs.Worker.template`)"]
     replicas: Annotated[int | None, "pods made from this template (JobSet: replicas x parallelism); null when unknown"]
-    gpus: Annotated[int | None, "accelerators per pod (sum over containers, init containers excluded); null when unknown"]
+    gpus: Annotated[int | None, "accelerators per pod (sum over containers, init containers excluded; a DRA"
+                                " claim's devices once, however many containers share them); null when unknown"]
     has_gpu: Annotated[bool, "a container requests an accelerator"]
     found_by: Annotated[str, "`table:...` or `walk` (above); `table:trainer.kubeflow.org/TrainJob+runtime` for merged pods"]
     embedded: Annotated[Any, "for a resource held in another (Katib's trialSpec, an AppWrapper component): `path`,"
@@ -247,7 +249,8 @@ class PodView(_PodKeys, _PodOptional):
                              " worker with no command and no args, which its operator gives one): the pod is"
                              " diagnostic when the other pods are"]
     nccl_gpu: Annotated[bool, "one of them is an NVIDIA or AMD GPU"]
-    accelerators: Annotated[dict[str, int | None], "accelerator resource name to count, over the containers"]
+    accelerators: Annotated[dict[str, int | None], "accelerator resource name (or `dra:CLASS`) to count,"
+                                                   " over the containers"]
     partial: Annotated[bool, "the pod spec is completed elsewhere (TrainJob's runtime, an Argo template): volume"
                              " rules skip it"]
     metadata: Annotated[Raw, "the template's metadata"]
