@@ -21,6 +21,11 @@ from pathlib import Path
 Unit = tuple[str, str, str]
 
 
+def _name(name: object) -> str:
+    """A resource's name as labels write it: a generateName's `-*` (the tool's) or `-` dropped."""
+    return str(name).rstrip("*").rstrip("-")
+
+
 def tool_units(report: dict, files: set[str]) -> set[Unit]:
     found = set()
     for finding in report["findings"]:
@@ -28,8 +33,13 @@ def tool_units(report: dict, files: set[str]) -> set[Unit]:
         path = finding["location"]["path"].split("corpus/", 1)[-1]
         if "KG101" <= rule <= "KG599" and path in files:
             resource = finding.get("resource") or {}
-            found.add((path, f"{resource.get('kind')}/{str(resource.get('name')).rstrip('*')}", rule))
+            found.add((path, f"{resource.get('kind')}/{_name(resource.get('name'))}", rule))
     return found
+
+
+def _label_name(kind_name: str) -> str:
+    kind, _, name = kind_name.partition("/")
+    return f"{kind}/{_name(name)}"
 
 
 def main() -> None:
@@ -39,7 +49,7 @@ def main() -> None:
         files = {line.strip() for line in Path(f"{sample}-files.txt").read_text(encoding="utf-8").splitlines() if line.strip()}
         with open(f"{sample}.tsv", encoding="utf-8", newline="") as handle:
             rows = list(csv.DictReader(handle, delimiter="\t"))
-        units = {p: {(r["file"], r["document_kind/name"], r["rule"]) for r in rows if r["present"] == p}
+        units = {p: {(r["file"], _label_name(r["document_kind/name"]), r["rule"]) for r in rows if r["present"] == p}
                  for p in ("yes", "unsure")}
         found = tool_units(report, files) - units["unsure"]
         true_pos, false_pos, false_neg = found & units["yes"], found - units["yes"], units["yes"] - found
