@@ -74,7 +74,7 @@ def _active_deadline(pod: dict[str, Any], view: dict[str, Any], context: ViewCon
     return as_dict(pod.get("spec")).get("activeDeadlineSeconds")
 
 
-@fact("gpu_pods", "workload", "int | None", "pods that request an accelerator, over all templates; null when a count is unknown. KG401, KG402 and KG502 read *multi-pod GPU training* as `gpu_pods > 1`, so a CPU launcher or Ray head beside one GPU pod does not count", costly=False)
+@fact("gpu_pods", "workload", "int | None", "pods that request an accelerator, over all templates; null when a count is unknown. KG108, KG407 and KG502 read *multi-pod GPU training* as `gpu_pods > 1`, so a CPU launcher or Ray head beside one GPU pod does not count for them; KG401 and KG402 count every pod (`pods_total > 1`), since a job with a CPU launcher or head fails on either pod", costly=False)
 def _gpu_pods(view: dict[str, Any], context: ViewContext) -> int | None:
     gpu_pods: int | None = 0
     for pod in view.get("pods") or []:
