@@ -273,3 +273,18 @@ def _kind_entries(path: Path) -> list[Any]:
 
 def _load_kind_table(path: Path) -> KindTable:
     return KindTable(_rule(entry) for entry in _kind_entries(path))
+
+
+def render_kinds_markdown() -> str:
+    """The built-in table's kinds by class, a section of docs/workload-view.md."""
+    by_class: dict[str, set[str]] = {}
+    for entry in _kind_entries(policies_dir() / "workloads.yaml"):
+        where = entry["group"] or "core"
+        if entry.get("version"):
+            where += f" {entry['version']}"
+        by_class.setdefault(entry["class"], set()).add(f"{entry['kind']} ({where})")
+    rows = "".join(f"| {name} | {', '.join(sorted(by_class.get(name, ())))} |\n" for name in ("training", "serving", "other"))
+    return ("\n## Known kinds\n\nThe class of each kind the built-in workload table (`policies/workloads.yaml`) knows; a"
+            " configuration's `workloads:` adds kinds. A kind that holds only whole resources (an AppWrapper) takes"
+            " their class when they share one; a diagnostic workload keeps its kind's class (above).\n\n"
+            "| class | kinds (API group) |\n|---|---|\n" + rows)

@@ -483,16 +483,16 @@ def render_names_markdown() -> str:
 
 
 def render_view_markdown() -> str:
+    from kubegap_lint.workloads.kinds import render_kinds_markdown
+
     parts = [PREAMBLE]
     for heading, typed in SECTIONS:
-        doc = " ".join((typed.__doc__ or "").split())
-        parts.append(f"\n## {heading}\n\n{doc}\n\n| field | type | meaning |\n|---|---|---|\n")
+        parts.append(f"\n## {heading}\n\n{' '.join((typed.__doc__ or '').split())}\n\n| field | type | meaning |\n|---|---|---|\n")
         for key, (hint, meaning) in fields_of(typed).items():
             fact = meaning.startswith("(fact) ")
             text = meaning[len("(fact) "):] if fact else meaning
             parts.append(f"| `{key}` | {_type_text(hint)} | {'*(fact)* ' if fact else ''}{text} |\n")
-    parts.append(render_names_markdown())
-    parts.append("\n" + APPENDIX)
+    parts += [render_kinds_markdown(), render_names_markdown(), "\n" + APPENDIX]
     return "".join(parts)
 
 
