@@ -169,3 +169,24 @@ def test_run_cli_in_process_gives_what_a_process_gives(args: tuple[str, ...], st
     inside, process = run_cli(*args, stdin=stdin), run_cli_subprocess(*args, stdin=stdin)
     assert (inside.returncode, inside.stdout, inside.stderr) == (process.returncode, process.stdout, process.stderr)
     assert inside.stdout or inside.stderr
+
+
+def test_the_console_entry_leaves_the_exit_nothing_to_collect() -> None:
+    """`kubegap-lint` (the console script: cli/entry.main, the collector on again after the run)
+    freezes what the run made before the interpreter exits, keeping its exit status: the exit
+    would otherwise walk every object with the collector (tens of milliseconds a run)."""
+    import subprocess
+    import sys
+
+    probe = ("import atexit, gc, sys\n"
+             "atexit.register(lambda: print('frozen', gc.get_freeze_count(), 'enabled', gc.isenabled(),"
+             " file=sys.stderr))\n"
+             "sys.argv = ['kubegap-lint', '--select', 'KG201', sys.argv[1]]\n"
+             "from kubegap_lint.cli.entry import main\n"
+             "sys.exit(main())\n")
+    proc = subprocess.run([sys.executable, "-c", probe, str(GPU_JOB)], capture_output=True, cwd=REPO, timeout=120,
+                          check=False)
+    assert proc.returncode == 1, proc.stderr
+    words = proc.stderr.decode().split()
+    assert words[words.index("frozen") + 1].isdigit() and int(words[words.index("frozen") + 1]) > 10_000
+    assert words[words.index("enabled") + 1] == "True"  # frozen, not by a collector left off

@@ -10,6 +10,7 @@ unused, stopped at exit; anything wrong with it is said when a render asks for i
 
 from __future__ import annotations
 
+import gc
 import sys
 
 
@@ -29,4 +30,10 @@ def main() -> None:
             pass
     from kubegap_lint.cli.main import main as run
 
-    run()
+    try:
+        run()
+    finally:
+        # The process ends here, and its objects with it. cli/main.py gave start-up's frozen
+        # objects back to the collector, and the interpreter's exit would walk them all: about
+        # 35-40 ms of linting the examples or of a small chart's `kubegap-lint helm`; frozen, 7.
+        gc.freeze()
