@@ -6,8 +6,9 @@
 
 For each render of renders.yaml (chart, values, --set flags), alternated, each a fresh process
 as a user or the pre-commit hook pays it:
-- render and lint: `python -m kubegap_lint helm CHART FLAGS --format json` (the render, the
-  lint, the marked render for exact lines when a finding needs it, the report to /dev/null);
+- render and lint: `kubegap-lint helm CHART FLAGS --format json` as the console script runs it
+  (`kubegap_lint.cli.entry:main`; the render, the lint, the marked render for exact lines when a
+  finding needs it, the report to /dev/null);
 - render only: `python -c` rendering the same chart with the same engine (`import helm_python`,
   sdk.render: values composed as the tool composes them, the stream `helm template` prints).
 The median of --runs wall-clock seconds of each, their ratio per render, and the ratio of the
@@ -38,6 +39,10 @@ RENDER_ONLY = ("import sys, json; from kubegap_lint.helm import sdk;"
                " set_strings=r['set_string'], set_files=r['set_file'], release=r['release'],"
                " namespace=r['namespace'], include_crds=r['include_crds']))")
 
+# What pip's `kubegap-lint` script runs (`python -m kubegap_lint` differs: its __main__ pauses the
+# collector before any import).
+CONSOLE_SCRIPT = "import sys; from kubegap_lint.cli.entry import main; sys.exit(main())"
+
 
 def timed(command: list[str], env: dict[str, str]) -> float:
     started = time.perf_counter()
@@ -65,7 +70,7 @@ def main() -> None:
     sums = {"lint": 0.0, "render": 0.0}
     ratios = []
     for render in renders:
-        commands = {"lint": [sys.executable, "-m", "kubegap_lint", "helm", render["chart"], *flags_of(render),
+        commands = {"lint": [sys.executable, "-c", CONSOLE_SCRIPT, "helm", render["chart"], *flags_of(render),
                              "--format", "json", "--output", os.devnull],
                     "render": [sys.executable, "-c", RENDER_ONLY, render["chart"], json.dumps(render)]}
         times: dict[str, list[float]] = {"lint": [], "render": []}
