@@ -198,3 +198,35 @@ def test_a_warm_up_arranges_the_next_runs_plan_and_only_its(monkeypatch: pytest.
     assert len(made) == 2  # the warm-up's plan served the first run
     assert list(warm.lint_texts(texts).findings) == cold
     assert len(made) == 3
+
+
+def test_what_the_policies_read_is_reckoned_once_for_every_run_of_a_linter(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The keys the workload policies name and the readers of each costly fact depend on the
+    # policies alone: a linter reckons them once (in its warm-up, or at its first workload), and
+    # every run finds what a new linter finds. The servers lint many times with one linter.
+    from kubegap_lint.engine import evaluate, guards
+
+    asked: list[str] = []
+    view_needs, fact_guards = evaluate.view_needs, guards.fact_guards
+
+    def counted_needs(policies: Any) -> Any:
+        asked.append("view_needs")
+        return view_needs(policies)
+
+    def counted_guards(policies: Any, costly: Any) -> Any:
+        asked.append("fact_guards")
+        return fact_guards(policies, costly)
+
+    monkeypatch.setattr(evaluate, "view_needs", counted_needs)
+    monkeypatch.setattr(guards, "fact_guards", counted_guards)
+    texts = [("job.yaml", GPU_JOB)]
+    expected = list(Linter(Settings()).lint_texts(texts).findings)
+    assert expected and asked == ["view_needs", "fact_guards"]
+    warm = Linter(Settings())
+    warm.warm_up()
+    assert asked == ["view_needs", "fact_guards"] * 2
+    for _ in range(3):
+        assert list(warm.lint_texts(texts).findings) == expected
+    assert asked == ["view_needs", "fact_guards"] * 2
+    kept = warm.lint_texts(texts, keep_views=True)  # every fact made: nothing asked
+    assert list(kept.findings) == expected and len(asked) == 4

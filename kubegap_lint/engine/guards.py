@@ -47,12 +47,12 @@ def fact_guards(policies: Iterable[Policy], costly: frozenset[str]) -> dict[str,
     return {fact: tuple(found) for fact, found in readers.items() if fact not in blocked}
 
 
-def applies_check(policies: Iterable[Policy], costly: frozenset[str],
+def applies_check(guards: dict[str, tuple[Policy, ...]],
                   policy_applies: Callable[[Any, Policy], bool]) -> Callable[[Any, str], bool]:
     """`applies(view, fact)`: does a rule that reads the costly `fact` apply to the view?
-    `policy_applies` is the run's evaluation plan's (engine/evaluate.Plan.applies): the answers
-    it gives are the ones the evaluation of the same view then reads, so nothing is asked twice."""
-    guards = fact_guards(policies, costly)
+    `guards` are fact_guards' for the run's policies; `policy_applies` is the run's evaluation
+    plan's (engine/evaluate.Plan.applies): the answers it gives are the ones the evaluation of
+    the same view then reads, so nothing is asked twice."""
 
     def applies(view: Any, fact: str) -> bool:
         readers = guards.get(fact)

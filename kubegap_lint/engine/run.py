@@ -127,6 +127,7 @@ class Linter:
         # (kustomize/render.py); set by the commands that render them.
         self.kustomize_roots: dict[str, tuple[str, dict[int, Any]]] = {}
         self._warm_plan: tuple[Any, Plan] | None = None  # warm_up's, for the next run to take
+        self._fact_needs: tuple[frozenset[str] | None, dict[str, tuple[Policy, ...]]] | None = None
 
     def new_index(self, facts_in_memory: int | None = None) -> InputIndex:
         """An empty index for a run, holding the facts of the files around a partial run
@@ -159,6 +160,7 @@ class Linter:
             from kubegap_lint.workloads import views  # noqa: F401 - imported for the run
 
             light_nodes_take_effect()
+            self.fact_needs()
             for policy in self.workload_policies:
                 for _, expression in expressions(policy):
                     _ = expression.parsed
@@ -166,6 +168,19 @@ class Linter:
             self._warm_plan = (interpreter, Plan(self.workload_policies, interpreter))
         except Exception:  # noqa: BLE001 - the run meets it again and reports it as it does
             pass
+
+    def fact_needs(self) -> tuple[frozenset[str] | None, dict[str, tuple[Policy, ...]]]:
+        """The keys the workload policies name (evaluate.view_needs: None, every fact) and the
+        policies that read each costly fact that can wait (guards.fact_guards). They depend on
+        the policies alone, so they are reckoned once for every run of this linter (the
+        language and MCP servers lint many; `kubegap-lint helm` in its warm-up)."""
+        if self._fact_needs is None:
+            from kubegap_lint.engine.evaluate import view_needs
+            from kubegap_lint.engine.guards import fact_guards
+            from kubegap_lint.workloads.views import COSTLY
+
+            self._fact_needs = (view_needs(self.workload_policies), fact_guards(self.workload_policies, COSTLY))
+        return self._fact_needs
 
     def take_warm_plan(self) -> tuple[Any, Plan | None]:
         """The interpreter and plan warm_up arranged, for one run only (each run has its own:
@@ -341,17 +356,16 @@ class _Run:
     def context(self) -> ViewContext:
         """What building views needs for the whole run (workloads/context.py)."""
         if self._context is None:
-            from kubegap_lint.engine.evaluate import view_needs
-            from kubegap_lint.workloads.views import COSTLY, ViewContext
+            from kubegap_lint.workloads.views import ViewContext
 
             params = self.linter.params
             # Only the facts the active rules read; every one when the caller keeps the views.
-            needs = None if self.keep_views else view_needs(self.linter.workload_policies)
+            needs, guards = (None, {}) if self.keep_views else self.linter.fact_needs()
             applies = None
             if needs is not None:  # some facts made only when a rule that reads them applies
                 from kubegap_lint.engine.guards import applies_check
 
-                applies = applies_check(self.linter.workload_policies, COSTLY, self.plan.applies)
+                applies = applies_check(guards, self.plan.applies)
             self._context = ViewContext(
                 index=self.index, gpu_patterns=tuple(params.get("gpu_resources", [])),
                 nccl_patterns=tuple(params.get("nccl_gpu_resources", [])),
