@@ -22,6 +22,7 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
+from console import kubegap_lint  # noqa: E402
 from generate import generate, stream_paths  # noqa: E402
 from run import SIZES, Sample  # noqa: E402
 
@@ -31,7 +32,7 @@ def run_lint(checkout: Path, stream: Path, sample: Sample) -> None:
     env["PYTHONPATH"] = str(checkout)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(BENCH / "out" / "pycache-compare" / checkout.name)
-    cmd = [sys.executable, "-m", "kubegap_lint", "--format", "json", "--jobs", "1", str(stream)]
+    cmd = kubegap_lint("--format", "json", "--jobs", "1", str(stream))
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=str(checkout))
     _, status, usage = os.wait4(proc.pid, 0)

@@ -31,17 +31,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 CHARTS = REPO.parent / "shared" / "charts"
 
-from bench.render_worker import flags_of  # noqa: E402 - after the path is set
+from bench.console import kubegap_lint  # noqa: E402 - after the path is set
+from bench.render_worker import flags_of  # noqa: E402
 
 RENDER_ONLY = ("import sys, json; from kubegap_lint.helm import sdk;"
                " from kubegap_lint.helm.render import RenderOptions; r = json.loads(sys.argv[2]);"
                " sdk.render(sys.argv[1], RenderOptions(values=r['values_files'], sets=r['set'],"
                " set_strings=r['set_string'], set_files=r['set_file'], release=r['release'],"
                " namespace=r['namespace'], include_crds=r['include_crds']))")
-
-# What pip's `kubegap-lint` script runs (`python -m kubegap_lint` differs: its __main__ pauses the
-# collector before any import).
-CONSOLE_SCRIPT = "import sys; from kubegap_lint.cli.entry import main; sys.exit(main())"
 
 
 def timed(command: list[str], env: dict[str, str]) -> float:
@@ -70,8 +67,8 @@ def main() -> None:
     sums = {"lint": 0.0, "render": 0.0}
     ratios = []
     for render in renders:
-        commands = {"lint": [sys.executable, "-c", CONSOLE_SCRIPT, "helm", render["chart"], *flags_of(render),
-                             "--format", "json", "--output", os.devnull],
+        commands = {"lint": kubegap_lint("helm", render["chart"], *flags_of(render), "--format", "json", "--output",
+                                         os.devnull),
                     "render": [sys.executable, "-c", RENDER_ONLY, render["chart"], json.dumps(render)]}
         times: dict[str, list[float]] = {"lint": [], "render": []}
         for command in commands.values():

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from console import kubegap_lint  # noqa: E402
 from generate import DEFAULT_SEED, StreamGenerator, _Emitter  # noqa: E402
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
@@ -80,7 +81,7 @@ def main() -> None:
     cache = args.out / "cache"
     env = {**os.environ, "KUBEGAP_LINT_CACHE_DIR": str(cache)}
     relative = str(changed.relative_to(root))
-    hook = [sys.executable, "-m", "kubegap_lint", "lint", "--skip-chart-templates", "--allow-empty"]
+    hook = kubegap_lint("lint", "--skip-chart-templates", "--allow-empty")
 
     def clear() -> None:
         (cache / "repo-facts-v1.json").unlink(missing_ok=True)

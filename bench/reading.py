@@ -67,7 +67,9 @@ def lint_child(path: Path) -> tuple[float, int, int]:
     """Wall seconds, peak RSS in KiB and exit code of one CLI lint of path."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "kubegap_lint", "--select", "KG001,KG007", str(path)],
+    from console import kubegap_lint
+
+    proc = subprocess.Popen(kubegap_lint("--select", "KG001,KG007", str(path)),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)

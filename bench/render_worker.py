@@ -99,8 +99,9 @@ def main() -> None:
     env = dict(os.environ, PYTHONPATH=str(args.checkout.resolve()))
     ratios = []
     for render in renders[:args.cli]:
-        lint_command = [sys.executable, "-m", "kubegap_lint", "helm", render["chart"], *flags_of(render),
-                        "--format", "json"]
+        from bench.console import kubegap_lint
+
+        lint_command = kubegap_lint("helm", render["chart"], *flags_of(render), "--format", "json")
         render_command = [sys.executable, "-c", RENDER_ONLY, str(REPO), render["chart"], json.dumps(render)]
         lint = fastest(lambda: subprocess.run(lint_command, env=env, capture_output=True), args.runs)  # noqa: B023
         alone = fastest(lambda: subprocess.run(render_command, env=env, capture_output=True), args.runs)  # noqa: B023

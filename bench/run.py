@@ -26,6 +26,7 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
+from console import kubegap_lint  # noqa: E402
 from generate import DEFAULT_SEED, stream_paths, write_repository, write_stream  # noqa: E402
 
 CHECKOV_VERSION = "3.3.30"
@@ -125,7 +126,7 @@ def checkov_binary() -> Path:
 
 
 def lint_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "kubegap_lint", "--format", "json", *args]
+    return kubegap_lint("--format", "json", *args)
 
 
 def warm_cache() -> None:
@@ -136,7 +137,7 @@ def warm_cache() -> None:
     folder = Path(tempfile.mkdtemp(prefix="kubegap-bench-"))
     try:
         (folder / "one.yaml").write_text(ONE_DOCUMENT, encoding="utf-8")
-        run_once([sys.executable, "-m", "kubegap_lint", str(folder / "one.yaml")], Sample())
+        run_once(kubegap_lint(str(folder / "one.yaml")), Sample())
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -207,8 +208,8 @@ def _bench_startup(one: Path, runs: int) -> None:
     one.write_text(ONE_DOCUMENT, encoding="utf-8")
     commands = {
         IMPORT_LINE: [sys.executable, "-c", "import ruamel.yaml, click, jmespath"],
-        "kubegap-lint one-document.yaml (cache warm)": [sys.executable, "-m", "kubegap_lint", str(one)],
-        "kubegap-lint one-document.yaml (no cache)": [sys.executable, "-m", "kubegap_lint", str(one)],
+        "kubegap-lint one-document.yaml (cache warm)": kubegap_lint(str(one)),
+        "kubegap-lint one-document.yaml (no cache)": kubegap_lint(str(one)),
     }
     env = {"kubegap-lint one-document.yaml (no cache)": {"KUBEGAP_LINT_NO_CACHE": "1"}}
     samples = interleaved(commands, runs, env, warmup=True)
@@ -267,7 +268,7 @@ def bench_precommit(runs: int) -> None:
     commands = {
         IMPORT_LINE: [sys.executable, "-c", "import ruamel.yaml, click, jmespath"],
         CPARSER: [sys.executable, str(BENCH / "baselines.py"), "cparser", *names],
-        lint: [sys.executable, "-m", "kubegap_lint", "--jobs", "1", *names],
+        lint: kubegap_lint("--jobs", "1", *names),
     }
     samples = interleaved(commands, runs, warmup=True)
     megabytes = sum(p.stat().st_size for p in changed) / 1e6
