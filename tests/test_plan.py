@@ -230,3 +230,26 @@ def test_what_the_policies_read_is_reckoned_once_for_every_run_of_a_linter(monke
     assert asked == ["view_needs", "fact_guards"] * 2
     kept = warm.lint_texts(texts, keep_views=True)  # every fact made: nothing asked
     assert list(kept.findings) == expected and len(asked) == 4
+
+
+def test_after_a_warm_up_a_run_imports_none_of_the_packages_modules() -> None:
+    # `kubegap-lint helm` lints a render as soon as it arrives: what the run would import is
+    # imported by the warm-up, while the engine still loads and renders. In a fresh interpreter.
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    probe = ("import sys\n"
+             "from kubegap_lint.config.settings import Settings\n"
+             "from kubegap_lint.engine.run import Linter\n"
+             "linter = Linter(Settings())\n"
+             "linter.warm_up()\n"
+             "before = set(sys.modules)\n"
+             "result = linter.lint_texts([('job.yaml', sys.stdin.read())])\n"
+             "assert result.findings, 'the job has findings'\n"
+             "print(sorted(m for m in set(sys.modules) - before if m.startswith('kubegap_lint')))\n")
+    proc = subprocess.run([sys.executable, "-c", probe], input=GPU_JOB, capture_output=True, text=True,
+                          cwd=REPO, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

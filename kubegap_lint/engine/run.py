@@ -149,15 +149,21 @@ class Linter:
         return [suppressor.apply(fault_finding(fault, policy)) for fault in self.unlinted]
 
     def warm_up(self) -> None:
-        """Do now what a run's first workload would do first: import the parser, view and
-        evaluation modules, compile the workload policies' expressions (kept on the policies)
-        and arrange the next run's plan. `kubegap-lint helm` asks it while the engine loads
-        and renders; a fault here is left for the run."""
+        """Do now what a run's first workload would do first: import the modules a run imports
+        (parser, views, evaluation, locating, the template and kustomize mappers), compile the
+        workload policies' expressions (kept on the policies) and arrange the next run's plan.
+        `kubegap-lint helm` asks it while the engine loads and renders; a fault here is left
+        for the run."""
         try:
+            from kubegap_lint.catalog import tracked  # noqa: F401 - imported by the run's findings
             from kubegap_lint.catalog.patterns import expressions
+            from kubegap_lint.engine import estimate, notes  # noqa: F401 - imported by the run
             from kubegap_lint.engine.evaluate import Plan
+            from kubegap_lint.helm import mapping  # noqa: F401 - imported by the run
+            from kubegap_lint.input import stream  # noqa: F401 - imported by the run
             from kubegap_lint.input.parse import light_nodes_take_effect
-            from kubegap_lint.workloads import views  # noqa: F401 - imported for the run
+            from kubegap_lint.kustomize import mapping as origins  # noqa: F401 - imported by the run
+            from kubegap_lint.workloads import views  # noqa: F401 - imported by the run
 
             light_nodes_take_effect()
             self.fact_needs()
