@@ -16,12 +16,15 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PROBE = ("import atexit, sys, time; atexit.register(lambda: sys.stderr.write('LAST %.6f\\n' % time.time()));"
-         " from kubegap_lint.cli.entry import main; sys.exit(main())")
+sys.path.insert(0, str(REPO / "bench"))
+from console import ENTRY  # noqa: E402 - after the path is set
+
+PROBE = "import atexit, sys, time; atexit.register(lambda: sys.stderr.write('LAST %.6f\\n' % time.time())); " + ENTRY
 
 
 def main() -> None:
@@ -38,7 +41,7 @@ def main() -> None:
         for name, checkout in checkouts.items():
             # A cache folder each: the catalog cache holds one version, and two checkouts
             # alternating would each find the other's and load the catalog cold every run.
-            env = {**os.environ, "PYTHONPATH": str(checkout), "KUBEGAP_LINT_CACHE_DIR": f"/tmp/kubegap-exit-cost-{name}"}
+            env = {**os.environ, "PYTHONPATH": str(checkout), "KUBEGAP_LINT_CACHE_DIR": os.path.join(tempfile.gettempdir(), f"kubegap-exit-cost-{name}")}
             env.pop("PYTHONDONTWRITEBYTECODE", None)
             started = time.time()
             done = subprocess.run([sys.executable, "-c", PROBE, *args], env=env, capture_output=True, check=False)
