@@ -11,6 +11,7 @@ seconds="${1:-60}"
 seed="${SEED:-$(date +%Y%m%d)}"  # a new seed a day: CI covers new inputs, a day's failure reproduces
 python="${PYTHON:-python}"
 artifacts="${ARTIFACTS:-$(mktemp -d "${TMPDIR:-/tmp}/kubegap-fuzz-XXXXXX")}"
+mkdir -p "$artifacts" || exit 2  # a folder ARTIFACTS names need not exist yet
 status=0
 for harness in mutate mutate_charts; do
   log="$artifacts/$harness.log"

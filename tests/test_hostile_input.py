@@ -419,7 +419,7 @@ def test_a_pattern_no_engine_compiles_is_refused_at_load(tmp_path: Path) -> None
 
 
 def test_custom_function_with_wrong_types_is_one_error(tmp_path: Path) -> None:
-    linter = load_with(tmp_path, "\"quantity(pods)\"")
+    linter = load_with(tmp_path, "\"contains_any(pods, ['x'])\"")  # subject: a string or null
     result = linter.lint_texts([("job.yaml", GPU_JOB)])
     assert len(result.errors) == 1
     error = result.errors[0]

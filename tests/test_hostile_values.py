@@ -256,3 +256,43 @@ def test_an_env_value_of_a_huge_octal_or_hex_number_is_text_not_an_internal_erro
     result = Linter(Settings(select=["KG101"])).lint_texts([("d.yaml", text)])
     assert result.errors == []
     assert [(f.rule_id, f.location.line) for f in result.findings] == [("KG101", 9)]  # the pod spec
+
+
+def test_a_memory_limit_or_size_limit_that_is_no_quantity_fails_no_policy() -> None:
+    # Found by tests/fuzz/mutate.py (seed 20261203): `memory: []` in a Ray container's limits
+    # became the sizeLimit of the /dev/shm KubeRay adds, and quantity() refused the list:
+    # "policy KG501 ... could not be evaluated". A value that is no quantity is unknown.
+    import jmespath
+
+    from kubegap_lint.catalog.functions import PolicyInterpreter
+
+    interpreter = PolicyInterpreter({})
+    quantity = jmespath.compile("[quantity(a), quantity(b), quantity(c), quantity(d), quantity(e)]")
+    assert interpreter.search(quantity, {"a": [], "b": {"x": 1}, "c": True, "d": None, "e": "8Gi"}) == \
+        [None, None, None, None, 8 * 2**30]
+    job = GPU_JOB.format(count=2, gpus=2).replace("""        resources:
+""", """        resources:
+          requests: {memory: [1]}
+""") + """        volumeMounts: [{name: shm, mountPath: /dev/shm}]
+      volumes:
+      - name: shm
+        emptyDir: {medium: Memory, sizeLimit: [1Gi]}
+"""
+    result = Linter(Settings(select=["KG501"])).lint_texts([("j.yaml", job)])
+    assert result.errors == [] and result.workloads == 1
+    # An unknown size is not judged too small: the memory-backed /dev/shm counts, as without one.
+    assert result.findings == []
+    small = job.replace("sizeLimit: [1Gi]", "sizeLimit: 1Mi")
+    result = Linter(Settings(select=["KG501"])).lint_texts([("j.yaml", small)])
+    assert [(f.rule_id, f.location.line, f.location.column) for f in result.findings] == [("KG501", 19, 9)]  # the volume
+
+
+@pytest.mark.parametrize("image", ["-.inf", "8", "[x]", "{a: 1}"])
+def test_an_image_that_is_not_a_string_fails_no_policy(image: str) -> None:
+    # Found by tests/fuzz/mutate.py (seed 20261203): KG407 joins the images of an Indexed Job's
+    # pods, and `join` refused the float -inf: "policy KG407 ... could not be evaluated".
+    job = GPU_JOB.format(count=2, gpus=1).replace("image: x:1", f"image: {image}").replace(
+        "  completions: 2\n", "  completions: 2\n  completionMode: Indexed\n")
+    result = Linter(Settings(select=["KG407"])).lint_texts([("j.yaml", job)])
+    assert result.errors == [] and result.workloads == 1
+    assert [(f.rule_id, f.severity.value, f.location.line) for f in result.findings] == [("KG407", "note", 5)]

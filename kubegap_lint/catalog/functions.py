@@ -100,9 +100,11 @@ class PolicyFunctions(jmespath.functions.Functions):
                 raise JMESPathError(str(exc)) from None
             raise
 
-    @jmespath.functions.signature({"types": ["string", "number", "null"]})
+    # Any type: policies pass manifest values (an emptyDir's sizeLimit, the memory limit KubeRay
+    # sizes its /dev/shm by), and a list or mapping there is no quantity, not a failed policy.
+    @jmespath.functions.signature({"types": []})
     def _func_quantity(self, value: Any) -> float | None:
-        """a Kubernetes quantity (`8Gi`, `500m`) as a number"""
+        """a Kubernetes quantity (`8Gi`, `500m`) as a number; null for anything else"""
         return parse_quantity(value)
 
     @jmespath.functions.signature({"types": ["string", "null"]}, {"types": ["array"]})

@@ -168,7 +168,7 @@ def container_view(context: ViewContext, container: Container, pod: Pod, volumes
         "init": container.init,
         "sidecar": container.init and raw.get("restartPolicy") == "Always",
         "role": pod.role,
-        "image": raw.get("image"),
+        "image": name_text(raw.get("image")),
         "env": env,
         "env_entries": entries,
         "command_line": text,

@@ -13,8 +13,8 @@ if TYPE_CHECKING:
 
 
 def name_text(value: Any) -> str | None:
-    """A container's name as text for policies (`join` needs strings): the API server takes
-    only strings, so a number is printed and a list or mapping is no name (found by the fuzz)."""
+    """A container's name or image as text for policies (`join` needs strings): the API server
+    takes only strings, so a number is printed and a list or mapping is none (found by the fuzz)."""
     if value is None or isinstance(value, str):
         return value
     return None if isinstance(value, (dict, list)) else str(value)
