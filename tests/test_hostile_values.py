@@ -296,3 +296,57 @@ def test_an_image_that_is_not_a_string_fails_no_policy(image: str) -> None:
     result = Linter(Settings(select=["KG407"])).lint_texts([("j.yaml", job)])
     assert result.errors == [] and result.workloads == 1
     assert [(f.rule_id, f.severity.value, f.location.line) for f in result.findings] == [("KG407", "note", 5)]
+
+
+def test_a_node_selector_or_limits_that_are_no_mapping_fail_no_policy() -> None:
+    # Found by tests/fuzz/mutate.py (seed 20261204): `nodeSelector: cloud.google.com/gk` (a
+    # string) made KG108's keys() fail: "policy KG108 ... could not be evaluated". KG405 read a
+    # JobSet's container limits with keys() the same way. Either is no selector, no GPU limit.
+    jobset = """apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js}
+spec:
+  replicatedJobs:
+  - name: odd
+    replicas: 2
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            nodeSelector: cloud.google.com/gke-nodepool
+            containers:
+            - name: t
+              image: x:1
+              resources: {limits: "nvidia.com/gpu"}
+  - name: workers
+    replicas: 2
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            nodeSelector: cloud.google.com/gke-nodepool
+            containers:
+            - name: t
+              image: x:1
+              resources: {limits: {nvidia.com/gpu: 8}}
+"""
+    result = Linter(Settings(select=["KG108", "KG405"])).lint_texts([("js.yaml", jobset)])
+    assert result.errors == [] and result.workloads == 1
+    # KG108 at the missing annotations (their parent, metadata); KG405 at the GPU job's spec only.
+    assert [(f.rule_id, f.location.line, f.location.column) for f in result.findings] == \
+        [("KG108", 3, 1), ("KG405", 21, 7)]
+
+
+def test_a_probe_that_is_no_mapping_fails_no_policy() -> None:
+    # Like the fuzz's finds: probe_window() refused a string probe ("policy KG205 ... could not
+    # be evaluated"). A probe that is no mapping has no window: no finding.
+    deployment = DEPLOYMENT.format(name="vllm", replicas=2, gpus=1).replace(
+        "image: x:1", "image: vllm/vllm-openai:v0.6.0\n        command: [vllm, serve, m]\n"
+                      "        startupProbe: x\n        livenessProbe: {periodSeconds: 1, failureThreshold: 1}")
+    result = Linter(Settings(select=["KG205"])).lint_texts([("d.yaml", deployment)])
+    assert result.errors == [] and result.findings == []
+    short = deployment.replace("        startupProbe: x\n", "")
+    result = Linter(Settings(select=["KG205"])).lint_texts([("d.yaml", short)])
+    assert [(f.rule_id, f.location.line, f.location.column) for f in result.findings] == [("KG205", 13, 9)]  # the probe

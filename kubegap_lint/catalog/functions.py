@@ -196,13 +196,13 @@ class PolicyFunctions(jmespath.functions.Functions):
         """the object as `[{key, value}]` pairs, in key order"""
         return [{"key": k, "value": mapping[k]} for k in sorted(mapping)]
 
-    @jmespath.functions.signature({"types": ["object", "null"]})
-    def _func_probe_window(self, probe: dict[str, Any] | None) -> int | None:
+    @jmespath.functions.signature({"types": []})  # any type: policies pass the manifest's probe
+    def _func_probe_window(self, probe: Any) -> int | None:
         """the seconds a startup or liveness probe lets a starting container live before the
         kubelet kills it: `initialDelaySeconds + failureThreshold x periodSeconds`, with
-        Kubernetes' defaults (0, 3, 10); null without a probe or when a field is not a whole
-        number (unrendered)"""
-        if not probe:
+        Kubernetes' defaults (0, 3, 10); null without a probe, for a probe that is no mapping or
+        when a field is not a whole number (unrendered)"""
+        if not probe or not isinstance(probe, dict):
             return None
         fields = []
         for key, default in (("initialDelaySeconds", 0), ("failureThreshold", 3), ("periodSeconds", 10)):
