@@ -350,3 +350,42 @@ def test_a_probe_that_is_no_mapping_fails_no_policy() -> None:
     short = deployment.replace("        startupProbe: x\n", "")
     result = Linter(Settings(select=["KG205"])).lint_texts([("d.yaml", short)])
     assert [(f.rule_id, f.location.line, f.location.column) for f in result.findings] == [("KG205", 13, 9)]  # the probe
+
+
+VOLCANO_JOB = """apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: volcano-ddp
+spec:
+  minAvailable: 2
+  schedulerName: volcano
+  policies:
+    - events: {events}
+      action: {action}
+  tasks:
+    - name: worker
+      replicas: 2
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+            - name: trainer
+              image: registry.example/ddp:1
+              resources: {{limits: {{nvidia.com/gpu: 8}}}}
+"""
+
+
+@pytest.mark.parametrize("events, action", [
+    ("7", "RestartJob"), ("true", "RestartJob"), ("PodFailed", "RestartJob"),
+    ("[PodFailed]", "7"), ("[PodFailed]", "[RestartJob]"), ("[PodFailed]", "{a: 1}"),
+])
+def test_a_volcano_policy_with_events_or_action_of_the_wrong_type_restarts_nothing(events: str, action: str) -> None:
+    # Found by mutating every node of the examples to values of other types (the fuzzers' finds,
+    # done for every node): KG401's contains() and starts_with() failed on a number, a boolean
+    # or a list. Such a policy restarts nothing, so the first failure ends the Job: KG401.
+    result = Linter(Settings(select=["KG401"])).lint_texts([("v.yaml", VOLCANO_JOB.format(events=events, action=action))])
+    assert result.errors == [] and result.workloads == 1
+    assert [(f.rule_id, f.location.line, f.location.column) for f in result.findings] == [("KG401", 8, 3)]
+    fine = Linter(Settings(select=["KG401"])).lint_texts(
+        [("v.yaml", VOLCANO_JOB.format(events="[PodEvicted, PodFailed]", action="RestartJob"))])
+    assert fine.errors == [] and fine.findings == []
