@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Bounded fuzzing, for CI (.ci/run): the manifest mutator (tests/fuzz/mutate.py) and the chart
-# mutator (tests/fuzz/mutate_charts.py), SECONDS each (default 60), seeded from ../shared/corpus
-# and ../shared/charts. Fails when either finds a failure (an exception, an internal error, a run
+# Bounded fuzzing, for CI (.ci/run): the manifest mutator (tests/fuzz/mutate.py), the chart
+# mutator (tests/fuzz/mutate_charts.py) and the node-by-node pass over the examples' nodes put to
+# values of other types (mutate.py --nodes), SECONDS each (default 60), seeded from
+# ../shared/corpus, ../shared/charts and examples/. Fails when either finds a failure (an exception, an internal error, a run
 # without a report, a planted secret in the output) or a process peaks over 1 GiB. Failing inputs
 # are kept in $ARTIFACTS (default: a new folder in the temp folder).
 #   bash scripts/fuzz.sh 60
@@ -13,9 +14,11 @@ python="${PYTHON:-python}"
 artifacts="${ARTIFACTS:-$(mktemp -d "${TMPDIR:-/tmp}/kubegap-fuzz-XXXXXX")}"
 mkdir -p "$artifacts" || exit 2  # a folder ARTIFACTS names need not exist yet
 status=0
-for harness in mutate mutate_charts; do
+for harness in mutate mutate_charts nodes; do
   log="$artifacts/$harness.log"
-  "$python" "$here/tests/fuzz/$harness.py" --seconds "$seconds" --seed "$seed" \
+  script="$harness" extra=""
+  if [ "$harness" = nodes ]; then script=mutate extra=--nodes; fi
+  "$python" "$here/tests/fuzz/$script.py" $extra --seconds "$seconds" --seed "$seed" \
     --artifacts "$artifacts/$harness" > "$log" 2>&1
   rc=$?
   summary="$(tail -1 "$log")"
