@@ -20,7 +20,7 @@ Not part of the test suite; figures in docs/robustness.md.
 
 `--nodes` replaces the random mutations with a systematic pass: every node of every example
 manifest (examples/, the must and must-not cases of each rule) put in place, one at a time, by
-each value of WRONG_TYPES, in an order the seed shuffles (about 99,000 inputs in all). Random
+each value of WRONG_TYPES, in an order the seed shuffles (95,796 inputs on 3 December). Random
 mutations reach a field a policy reads with a list or a number there once in tens of thousands
 of inputs; this pass reaches each of them.
 """
