@@ -389,3 +389,35 @@ def test_a_volcano_policy_with_events_or_action_of_the_wrong_type_restarts_nothi
     fine = Linter(Settings(select=["KG401"])).lint_texts(
         [("v.yaml", VOLCANO_JOB.format(events="[PodEvicted, PodFailed]", action="RestartJob"))])
     assert fine.errors == [] and fine.findings == []
+
+
+def test_dynamo_env_and_volume_names_that_are_not_text_are_no_internal_error() -> None:
+    # Found by putting every node of ../shared/corpus to values of other types (mutate.py's
+    # --nodes pass over the corpus): an env entry's or a volume's name that is a list or a
+    # mapping could not be looked up in a set while the operator's completion of a Dynamo
+    # component was made: "internal error ... unhashable type", the workload not linted.
+    graph = """apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata:
+  name: g
+spec:
+  envs: [{name: [HF_TOKEN]}, {name: NCCL_DEBUG, value: INFO}]
+  services:
+    Worker:
+      componentType: worker
+      replicas: 2
+      resources:
+        limits:
+          gpu: "1"
+      envs: [{name: {a: 1}, value: x}]
+      extraPodSpec:
+        volumes: [{name: [v], emptyDir: {}}]
+        mainContainer:
+          image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0
+          env: [{name: [x]}]
+          command: [python3, -m, dynamo.vllm, --model, Qwen/Qwen3-8B]
+"""
+    result = Linter(Settings(select=["KG101", "KG103"])).lint_texts([("g.yaml", graph)])
+    assert result.errors == [] and result.workloads == 1
+    assert [(f.rule_id, f.location.line, f.location.column) for f in result.findings] == \
+        [("KG103", 8, 5), ("KG101", 15, 7)]

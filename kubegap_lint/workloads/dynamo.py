@@ -76,6 +76,13 @@ def _graph_env(graph: dict[str, Any] | None) -> list[Any]:
     return as_list(spec.get("envs")) + as_list(spec.get("env"))
 
 
+def _name(entry: Any) -> str | None:
+    """An env entry's or a volume's name; None for one that is not text (a list there cannot be
+    looked up in a set: found by the fuzzer)."""
+    name = as_dict(entry).get("name")
+    return name if isinstance(name, str) else None
+
+
 def _complete_main(main: dict[str, Any], component: dict[str, Any], shm: str | None,
                    claims: list[tuple[str, str]], graph_env: list[Any]) -> dict[str, Any]:
     main = dict(main)
@@ -84,12 +91,12 @@ def _complete_main(main: dict[str, Any], component: dict[str, Any], shm: str | N
         if converted:
             main["resources"] = converted
     own = as_list(main.get("env"))
-    named = {e.get("name") for e in own if isinstance(e, dict)}
+    named = {_name(e) for e in own} - {None}
     added: list[dict[str, Any]] = []
     for entry in as_list(component.get("envs")) + graph_env:
-        if isinstance(entry, dict) and entry.get("name") not in named:
+        if isinstance(entry, dict) and _name(entry) not in named:
             added.append(entry)
-            named.add(entry.get("name"))
+            named.add(_name(entry))
     if added:
         main["env"] = list(own) + added  # after its own: their key paths stay the written ones
     mounts = list(as_list(main.get("volumeMounts")))
@@ -118,7 +125,7 @@ def component_spec(spec: dict[str, Any], component: dict[str, Any], main_first: 
               if isinstance(m, dict) and isinstance(m.get("name"), str) and isinstance(m.get("mountPoint"), str)]
     containers[index] = _complete_main(containers[index], component, shm, claims, _graph_env(graph))
     volumes = list(as_list(spec.get("volumes")))
-    names = {as_dict(v).get("name") for v in volumes}
+    names = {_name(v) for v in volumes}
     for name, _ in claims:
         if name not in names:
             volumes.append({"name": name, "persistentVolumeClaim": {"claimName": name}})
