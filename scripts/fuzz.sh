@@ -2,9 +2,9 @@
 # Bounded fuzzing, for CI (.ci/run): the manifest mutator (tests/fuzz/mutate.py), the chart
 # mutator (tests/fuzz/mutate_charts.py) and the node-by-node pass over the examples' nodes put to
 # values of other types (mutate.py --nodes), SECONDS each (default 60), seeded from
-# ../shared/corpus, ../shared/charts and examples/. Fails when either finds a failure (an exception, an internal error, a run
-# without a report, a planted secret in the output) or a process peaks over 1 GiB. Failing inputs
-# are kept in $ARTIFACTS (default: a new folder in the temp folder).
+# ../shared/corpus, ../shared/charts and examples/. Fails when any finds a failure (an exception,
+# an internal error, a run without a report, a planted secret in the output) or a process peaks
+# over 1 GiB. Failing inputs are kept in $ARTIFACTS (default: a new folder in the temp folder).
 #   bash scripts/fuzz.sh 60
 set -u
 here="$(cd "$(dirname "$0")/.." && pwd)"

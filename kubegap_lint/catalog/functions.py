@@ -202,7 +202,7 @@ class PolicyFunctions(jmespath.functions.Functions):
         kubelet kills it: `initialDelaySeconds + failureThreshold x periodSeconds`, with
         Kubernetes' defaults (0, 3, 10); null without a probe, for a probe that is no mapping or
         when a field is not a whole number (unrendered)"""
-        if not probe or not isinstance(probe, dict):
+        if not isinstance(probe, dict) or not probe:
             return None
         fields = []
         for key, default in (("initialDelaySeconds", 0), ("failureThreshold", 3), ("periodSeconds", 10)):

@@ -13,6 +13,14 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def as_text(value: Any) -> str | None:
+    """A name or an image as text for policies (`join` needs strings): the API server takes only
+    strings, so a number is printed and a list or mapping is none (found by the fuzzers)."""
+    if value is None or isinstance(value, str):
+        return value
+    return None if isinstance(value, (dict, list)) else str(value)
+
+
 # Replicas, parallelism and the like are int32 in the API; a larger count is no count the API
 # server accepts, and Python cannot even print an int of over 4,300 digits (its int-str limit).
 MAX_COUNT = 2**31 - 1

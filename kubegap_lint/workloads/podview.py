@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from kubegap_lint.core.coerce import as_count, as_dict, as_list
+from kubegap_lint.core.coerce import as_count, as_dict, as_list, as_text
 from kubegap_lint.core.keypaths import Pinned, Where, exact, sub
 from kubegap_lint.workloads.commandline import command_text, env_text
 from kubegap_lint.workloads.context import ViewContext
 from kubegap_lint.workloads.diagnostic import diagnostic_verdict
-from kubegap_lint.workloads.facts.env import name_text
 from kubegap_lint.workloads.records import Container, Pod
 
 if TYPE_CHECKING:
@@ -162,13 +161,13 @@ def container_view(context: ViewContext, container: Container, pod: Pod, volumes
     for count in found.values():
         gpus = None if gpus is None or count is None else gpus + count
     view = {
-        "name": name_text(raw.get("name")),
+        "name": as_text(raw.get("name")),
         "index": container.index,
         "path": f"{pod.path}.spec.{'initContainers' if container.init else 'containers'}[{container.index}]",
         "init": container.init,
         "sidecar": container.init and raw.get("restartPolicy") == "Always",
         "role": pod.role,
-        "image": name_text(raw.get("image")),
+        "image": as_text(raw.get("image")),
         "env": env,
         "env_entries": entries,
         "command_line": text,

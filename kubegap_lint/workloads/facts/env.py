@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kubegap_lint.core.coerce import as_text
 from kubegap_lint.core.keypaths import Where
 from kubegap_lint.workloads.context import ViewContext
 from kubegap_lint.workloads.facts.registry import fact
@@ -12,21 +13,13 @@ if TYPE_CHECKING:
     from kubegap_lint.workloads.viewtypes import EnvRecord
 
 
-def name_text(value: Any) -> str | None:
-    """A container's name or image as text for policies (`join` needs strings): the API server
-    takes only strings, so a number is printed and a list or mapping is none (found by the fuzz)."""
-    if value is None or isinstance(value, str):
-        return value
-    return None if isinstance(value, (dict, list)) else str(value)
-
-
 def env_records(raw: dict[str, Any], env: dict[str, str | None], entries: dict[str, Any],
                 container_path: str, role: str, where: Where = (),
                 entry_paths: dict[str, Where] | None = None) -> list[EnvRecord]:
     """One record per variable a container sets (env, envFrom, or its command line), so a
     policy can check names one by one and point at the env entry when there is one."""
     paths = entry_paths or {}
-    container = name_text(raw.get("name"))  # once for all the container's variables
+    container = as_text(raw.get("name"))  # once for all the container's variables
     prefix = f"{container_path}.env."
     # One comprehension (the record's fields in this order): an env entry is a mapping and a
     # key path a tuple, never None, so None is "not from an entry".
