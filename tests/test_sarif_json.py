@@ -8,7 +8,7 @@ from typing import Any
 import attr
 import pytest
 import sarif_om
-from conftest import REPO, requires_shared
+from conftest import requires_shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sarif_checks import SCHEMA
@@ -89,7 +89,7 @@ def test_every_sarif_om_property_name_exists_in_the_final_schema() -> None:
     assert checked > 50
 
 
-_keys = st.one_of(st.text(max_size=4), st.integers(), st.booleans(), st.none())
+_keys = st.one_of(st.text(max_size=4), st.integers(), st.booleans(), st.none(), st.sampled_from(["\udc80", "k\ud800"]))
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=6),
                      st.sampled_from(["\ud800", "a\udfffb", "\U0001f600", "\u00e9"]))
 _leaves = st.one_of(_scalars, st.builds(lambda text: sarif(sarif_om.Message, text=text), _scalars),
@@ -102,27 +102,14 @@ _values = st.recursive(_leaves, lambda inner: st.one_of(
 ), max_leaves=12)
 
 
-@pytest.mark.slow
-@settings(max_examples=400, deadline=None)
+
+
+@settings(max_examples=300, deadline=None)
 @given(_values)
-def test_dumps_writes_what_the_general_writer_writes_of_to_data(value: Any) -> None:
-    from kubegap_lint.core.jsonpieces import indented
-
-    assert dumps(value) == indented(to_data(value)) + "\n"
-
-
-def test_a_whole_report_is_written_as_its_data(linter_factory, monkeypatch) -> None:
-    from kubegap_lint.core.jsonpieces import indented
-    from kubegap_lint.report import sarif as sarif_report
-
-    written: list[tuple[str, str]] = []
-
-    def both(value: Any) -> str:
-        written.append((dumps(value), indented(to_data(value)) + "\n"))
-        return written[-1][0]
-
-    monkeypatch.setattr(sarif_report, "dumps", both)
-    result = linter_factory().lint_paths([str(REPO / "examples")])
-    sarif_report.render_sarif(result, REPO)
-    assert written and all(new == old for new, old in written)
-    assert len(written[0][0]) > 100_000
+def test_any_value_is_written_as_ascii_json_with_valid_unicode(value: Any) -> None:
+    # What GitHub reads must parse, and its text must be Unicode: a lone surrogate (from an
+    # undecodable byte in a manifest) in a value or in a key is written as U+FFFD.
+    text = dumps(value)
+    assert text.isascii() and text.endswith("\n")
+    parsed = json.loads(text)
+    json.dumps(parsed, ensure_ascii=False).encode("utf-8")  # raises on a lone surrogate

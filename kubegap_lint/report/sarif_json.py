@@ -10,13 +10,12 @@ sentinels, `language: en-US`, ...) are never written.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, TypeVar
 
 import attr
 
-from kubegap_lint.core.jsonpieces import indented, scalar
+from kubegap_lint.core.jsonpieces import indented
 
 T = TypeVar("T")
 
@@ -60,12 +59,11 @@ _CLASS_FIELDS: dict[type, tuple[dict[str, str], bool]] = {}
 def to_data(value: Any) -> Any:
     """sarif-om objects, dicts, lists and scalars to plain JSON data."""
     if isinstance(value, str):
-        # A lone surrogate (from an undecodable byte in a manifest) is not valid Unicode in JSON.
-        return _LONE_SURROGATE.sub("\ufffd", value)
+        return _unicode(value)
     if value is None or isinstance(value, (bool, int, float)):
         return value
     if isinstance(value, dict):
-        return {str(key): to_data(item) for key, item in value.items() if item is not None}
+        return {_unicode(str(key)): to_data(item) for key, item in value.items() if item is not None}
     if isinstance(value, (list, tuple)):
         return [to_data(item) for item in value]
     names, is_sarif = _fields(type(value))
@@ -83,79 +81,11 @@ def to_data(value: Any) -> Any:
     raise TypeError(f"cannot serialise {type(value).__name__} to SARIF")
 
 
+def _unicode(text: str) -> str:
+    # A lone surrogate (from an undecodable byte in a manifest) is not valid Unicode in JSON.
+    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
+
+
 def dumps(value: Any) -> str:
     """Deterministic JSON text: the same objects always give the same bytes."""
-    # What json.dumps(to_data(value), indent=2, ensure_ascii=True) writes, byte for byte, without
-    # its pure-Python indenting encoder (most of a large report's time), and written from the
-    # objects themselves, not from to_data's copy (tests/test_sarif_json.py holds them together).
-    out: list[str] = []
-    try:
-        _write(value, "\n", out)
-    except _Other:
-        return indented(to_data(value)) + "\n"
-    out.append("\n")
-    return "".join(out)
-
-
-class _Other(Exception):
-    """What _write leaves to to_data and indented: a dict with keys that are not all strings."""
-
-
-def _write(value: Any, newline: str, out: list[str]) -> None:
-    """indented(to_data(value), newline), into out (jsonpieces._write's order of tests)."""
-    if isinstance(value, str):
-        out.append(_escape(value if value.isascii() else _LONE_SURROGATE.sub("\ufffd", value)))
-    elif value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif isinstance(value, (int, float)):
-        out.append(scalar(value))
-    elif isinstance(value, dict):
-        _write_fields([(key, item) for key, item in value.items() if item is not None], newline, out, True)
-    elif isinstance(value, (list, tuple)):
-        if not value:
-            out.append("[]")
-            return
-        inner = newline + "  "
-        out.append("[")
-        first = True
-        for item in value:
-            out.append(inner if first else "," + inner)
-            first = False
-            _write(item, inner, out)
-        out.append(newline + "]")
-    else:
-        names, is_sarif = _fields(type(value))
-        if not is_sarif:
-            raise TypeError(f"cannot serialise {type(value).__name__} to SARIF")
-        explicit = getattr(value, _EXPLICIT, None)
-        if explicit is None:
-            raise TypeError(f"{type(value).__name__} was not built with sarif(): its set fields are unknown")
-        fields = []
-        for name in explicit:
-            item = getattr(value, name)
-            if item is not None:  # a None given explicitly means "absent"
-                fields.append((names[name], item))
-        _write_fields(fields, newline, out, False)
-
-
-def _write_fields(fields: list[tuple[Any, Any]], newline: str, out: list[str], check: bool) -> None:
-    if not fields:
-        out.append("{}")
-        return
-    inner = newline + "  "
-    out.append("{")
-    first = True
-    for key, item in fields:
-        if check and type(key) is not str:  # str(key) could merge two keys: to_data decides
-            raise _Other
-        out.append((inner if first else "," + inner) + _escape(key) + ": ")
-        first = False
-        _write(item, inner, out)
-    out.append(newline + "}")
-
-
-_escape = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+    return indented(to_data(value)) + "\n"
