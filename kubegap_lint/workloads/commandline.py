@@ -6,10 +6,10 @@ process-group backend it chooses and the paths it names. Read once per distinct 
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Any
 
 from kubegap_lint.core.coerce import as_list
-from kubegap_lint.workloads import shellwords
 
 # The scans over command lines below are searched in " " + text: the space stands for the
 # text's start, so a pattern needs no `^|` alternative and begins with a character class or a
@@ -104,7 +104,7 @@ def torch_backend(words: list[str]) -> str | None:
 
 def words_of(text: str) -> list[str]:
     try:
-        return shellwords.split(text)  # shlex.split's words, faster
+        return shlex.split(text)
     except ValueError:  # unbalanced quotes in a script: fall back to white space
         return text.split()
 

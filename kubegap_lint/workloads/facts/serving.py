@@ -5,10 +5,10 @@ it drains at stop.
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Any
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
-from kubegap_lint.workloads import shellwords
 from kubegap_lint.workloads.commandline import UNRENDERED_RE as _UNRENDERED_RE
 from kubegap_lint.workloads.context import ViewContext
 from kubegap_lint.workloads.facts.registry import fact
@@ -45,7 +45,7 @@ def script_words(text: str) -> list[str]:
     """The words of a command line, with each `sh -c` script split into its own words."""
     def split(part: str) -> list[str]:
         try:
-            return shellwords.split(part)
+            return shlex.split(part)
         except ValueError:  # unbalanced quotes: white space will do
             return part.split()
 
