@@ -1,17 +1,18 @@
-"""The JSON report's findings: each written as its finding_dict, fields in a fixed order."""
+"""The JSON report's finding writer (report/jsonfmt.finding_json) writes byte for byte what the
+general writer writes of finding_dict: for generated findings and for every finding of the
+examples."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubegap_lint.core.jsonpieces import json_with_lists
+from kubegap_lint.core.jsonpieces import indented
 from kubegap_lint.core.model import Finding, Location, ResourceRef, Severity, Suppression
-from kubegap_lint.report.jsonfmt import _finding_writer, finding_dict
+from kubegap_lint.report.jsonfmt import FindingWriter, finding_dict, finding_json
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -46,28 +47,57 @@ findings = st.builds(
 )
 
 
-def _report(found: list[Finding], incidents: dict[str, Any]) -> dict[str, Any]:
-    """The JSON report's findings list as the report writes it, parsed back."""
-    pieces = json_with_lists({}, {"findings": iter(found)}, {"findings": _finding_writer(incidents, None)})
-    text = "".join(pieces)
-    assert text.isascii()
-    return json.loads(text)["findings"]  # type: ignore[no-any-return]
+def _same(finding: Finding, incidents: dict[str, Any]) -> None:
+    for newline in ("\n", "\n    "):
+        assert finding_json(finding, incidents, newline) == indented(finding_dict(finding, incidents), newline)
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(findings, max_size=4))
-def test_generated_findings_read_back_as_their_dicts(found: list[Finding]) -> None:
-    # Every field survives the writer (escapes, non-ASCII text, nulls, nested extras).
-    assert _report(found, INCIDENTS) == [finding_dict(f, INCIDENTS) for f in found]
+@settings(max_examples=400, deadline=None)
+@given(findings)
+def test_generated_findings_are_written_as_their_dicts(finding: Finding) -> None:
+    _same(finding, INCIDENTS)
 
 
-def test_a_finding_is_written_with_its_fields_in_the_documented_order(linter_factory) -> None:
-    result = linter_factory().lint_paths([str(REPO / "examples" / "KG201-training-checkpoint-volume")])
-    written = _report(list(result.iter_findings()), result.catalog.incidents)
-    assert written, "the example has findings"
-    assert list(written[0]) == ["rule", "name", "severity", "message", "location", "resource", "role",
-                                "container", "document", "template", "rendered_location", "approximate",
-                                "fingerprint", "evidence", "suppressed", "found_by"]
-    assert list(written[0]["location"]) == ["path", "line", "column", "end_line", "end_column",
-                                            "path_in_document", "missing"]
-    assert list(written[0]["evidence"][0]) == ["id", "title", "urls"]
+def test_every_finding_of_the_examples_is_written_as_its_dict(linter_factory) -> None:
+    linter = linter_factory()
+    result = linter.lint_paths([str(REPO / "examples")])
+    found = list(result.iter_findings())
+    assert len(found) > 100 and any(f.evidence for f in found) and any(f.resource is None for f in found)
+    for finding in found:
+        _same(finding, result.catalog.incidents)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(findings, max_size=6))
+def test_one_writer_remembers_only_what_is_the_same(found: list[Finding]) -> None:
+    # A report's writer keeps what findings of one rule and one resource share: each finding,
+    # after others, is still written as its own dict.
+    writer = FindingWriter(INCIDENTS)
+    for finding in found + found[::-1]:
+        for newline in ("\n    ", "\n"):
+            assert writer.write(finding, newline) == indented(finding_dict(finding, INCIDENTS), newline)
+
+
+def test_findings_that_share_one_resource_object_are_written_as_their_dicts() -> None:
+    # Findings read back from one pickled batch share their resource object: the writer knows it
+    # by identity, and still writes another resource (equal or not) and another indent anew.
+    shared = ResourceRef("Job", "train", "ml", "batch/v1")
+    refs = [shared, shared, ResourceRef("Job", "train", "ml", "batch/v1"), ResourceRef("Job", "eval", "ml", "batch/v1"),
+            shared, ResourceRef("Job", "train", None, "batch/v1"), shared]
+    writer = FindingWriter(INCIDENTS)
+    for number, ref in enumerate(refs):
+        finding = Finding(rule_id="KG201", rule_name="training-checkpoint-volume", severity=Severity.ERROR,
+                          message=f"m{number}", location=Location("a.yaml", number + 1, 3), resource=ref,
+                          approximate=number % 2 == 0)
+        for newline in ("\n    ", "\n", "\n    "):
+            assert writer.write(finding, newline) == indented(finding_dict(finding, INCIDENTS), newline)
+
+
+def test_one_writer_writes_the_examples_report(linter_factory) -> None:
+    linter = linter_factory()
+    result = linter.lint_paths([str(REPO / "examples")])
+    writer = FindingWriter(result.catalog.incidents)
+    found = list(result.iter_findings())
+    assert len({f.rule_id for f in found}) > 10
+    for finding in found:
+        assert writer.write(finding, "\n    ") == indented(finding_dict(finding, result.catalog.incidents), "\n    ")

@@ -54,6 +54,22 @@ def indented(value: Any, newline: str = "\n") -> str:
         return json.dumps(value, indent=2, ensure_ascii=True).replace("\n", newline)
 
 
+def scalar(value: Any, newline: str = "\n") -> str:
+    """indented(value, newline): at once for a str, None, a bool or an int (the values of a
+    report's fixed fields), through indented for anything else."""
+    if isinstance(value, str):
+        return _escape(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    return indented(value, newline)
+
+
 def _float(value: float) -> str:
     if value != value:
         return "NaN"
