@@ -102,8 +102,6 @@ _values = st.recursive(_leaves, lambda inner: st.one_of(
 ), max_leaves=12)
 
 
-
-
 @settings(max_examples=300, deadline=None)
 @given(_values)
 def test_any_value_is_written_as_ascii_json_with_valid_unicode(value: Any) -> None:

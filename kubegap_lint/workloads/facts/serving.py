@@ -5,11 +5,11 @@ it drains at stop.
 from __future__ import annotations
 
 import re
-import shlex
 from typing import Any
 
 from kubegap_lint.core.coerce import as_count, as_dict, as_list
 from kubegap_lint.workloads.commandline import UNRENDERED_RE as _UNRENDERED_RE
+from kubegap_lint.workloads.commandline import words_of
 from kubegap_lint.workloads.context import ViewContext
 from kubegap_lint.workloads.facts.registry import fact
 from kubegap_lint.workloads.facts.storage import covering_mount
@@ -43,15 +43,9 @@ SLEEP_RE = re.compile(r"(?:^|[\s;&|('\"])sleep\s+(\d+)(?:s\b|\b)")
 
 def script_words(text: str) -> list[str]:
     """The words of a command line, with each `sh -c` script split into its own words."""
-    def split(part: str) -> list[str]:
-        try:
-            return shlex.split(part)
-        except ValueError:  # unbalanced quotes: white space will do
-            return part.split()
-
     words: list[str] = []
-    for word in split(text):
-        words.extend(split(word) if (" " in word or "\n" in word) else [word])
+    for word in words_of(text):
+        words.extend(words_of(word) if (" " in word or "\n" in word) else [word])
     return words
 
 
