@@ -276,8 +276,11 @@ def test_ctrl_c_and_sigterm_stop_a_render_at_once_and_leave_no_temporary_file(re
     temp.mkdir()
     for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
         env = dict(os.environ, PYTHONPATH=str(REPO), TMPDIR=str(temp), **ENV)
+        # SIGINT at its default, as a terminal's Ctrl-C finds it: a test run started in the
+        # background (and an earlier test) leaves it ignored, and a child inherits that.
         proc = subprocess.Popen([sys.executable, "-m", "kubegap_lint", "helm", "hung"], cwd=repo, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         time.sleep(4)  # the engine is rendering by now
         started = time.monotonic()
         proc.send_signal(sig)
