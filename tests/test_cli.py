@@ -22,7 +22,7 @@ def test_text_output_reads_like_a_compiler() -> None:
         " and name no object store: checkpoints written there die with the pod, and a restart"
         " starts training over"
     )
-    assert lines[-1].startswith("1 file, 1 documents")
+    assert lines[-1].startswith("1 file, 1 document")
     assert "1 error, 0 warnings, 0 notes" in lines[-1]
     assert proc.stderr == b""
 

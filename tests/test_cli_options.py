@@ -20,7 +20,7 @@ KG201_LINE = ("job.yaml:9:5: error KG201 training-checkpoint-volume: Job finetun
 KG501_LINE = ("job.yaml:12:11: warning KG501 gpu-shm-default: Job finetune: pods (1 GPU each) have no /dev/shm"
               " backed by an emptyDir with medium Memory of at least 1Gi: the runtime default is 64 MB, and"
               ' DataLoader workers die with "Bus error"')
-SUMMARY = "1 file, 1 documents (0 empty, 0 not Kubernetes), 1 resources, 1 workloads: 1 error, 1 warning, 0 notes"
+SUMMARY = "1 file, 1 document (0 empty, 0 not Kubernetes), 1 resource, 1 workload: 1 error, 1 warning, 0 notes"
 TRAINING = EXAMPLES / "KG401-training-no-restart-budget" / "good-restart-budgets.yaml"
 
 

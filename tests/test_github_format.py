@@ -30,7 +30,7 @@ def test_findings_become_annotations_with_file_line_column_and_title() -> None:
         " and name no object store: checkpoints written there die with the pod, and a restart starts training over")
     assert lines[1].startswith("::warning file=examples/KG201-training-checkpoint-volume/bad-job-no-volumes.yaml,"
                                "line=12,col=11,title=KG501 gpu-shm-default::")
-    assert lines[-1].startswith("1 file, 1 documents")  # the summary, as plain log text
+    assert lines[-1].startswith("1 file, 1 document")  # the summary, as plain log text
 
 
 def test_a_manifest_cannot_inject_a_workflow_command(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ def test_only_kubernetes_is_judged(tmp_path: Path) -> None:
         ["k8s/cm.yaml:4:14", "warning KG002 yaml-duplicate-key"],  # a ConfigMap's duplicate key
         ["k8s/half.json:1:69", "error KG001 yaml-syntax-error"],  # reads as Kubernetes
     ]
-    assert lines[-1].startswith("6 files, 6 documents (0 empty, 3 not Kubernetes), 1 resources")
+    assert lines[-1].startswith("6 files, 6 documents (0 empty, 3 not Kubernetes), 1 resource")
 
 
 def test_well_known_files_that_are_not_kubernetes() -> None:

@@ -156,7 +156,7 @@ def test_partial_commit_sees_the_pdb_committed_beside_it(hook_repo: Path, tmp_pa
     proc = _try_repo(hook_repo, project, "kubegap-lint", all_files=False)
     out = proc.stdout.decode()
     assert proc.returncode == 0, out + proc.stderr.decode()
-    assert "1 file, 1 documents (0 empty, 0 not Kubernetes), 1 resources, 1 workloads: 0 errors," \
+    assert "1 file, 1 document (0 empty, 0 not Kubernetes), 1 resource, 1 workload: 0 errors," \
            " 0 warnings, 0 notes" in out
     assert "KG103" not in out and "KG005" not in out
 

@@ -39,7 +39,7 @@ def test_a_file_linted_alone_sees_the_facts_of_the_work_tree(repo: Path) -> None
     assert proc.returncode == 0, proc.stdout
     # The PDB's file is read for its facts only: not counted, not linted.
     assert proc.stdout.decode().splitlines() == [
-        "1 file, 1 documents (0 empty, 0 not Kubernetes), 1 resources, 1 workloads: 0 errors, 0 warnings, 0 notes"]
+        "1 file, 1 document (0 empty, 0 not Kubernetes), 1 resource, 1 workload: 0 errors, 0 warnings, 0 notes"]
     assert _lint(repo, "--no-repo-facts", "deploy/app.yaml").stdout.decode().splitlines()[0] == KG103
     # Untracked but not ignored files count (a new PDB not yet added); ignored files do not.
     (repo / ".gitignore").write_text("policy/\n")
@@ -117,7 +117,7 @@ def test_a_manifest_linked_to_dev_zero_or_a_fifo_gives_no_facts_and_no_crash(rep
     proc = _lint(repo, "deploy/app.yaml")
     assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
     assert proc.stdout.decode().splitlines() == [
-        "1 file, 1 documents (0 empty, 0 not Kubernetes), 1 resources, 1 workloads: 0 errors, 0 warnings, 0 notes"]
+        "1 file, 1 document (0 empty, 0 not Kubernetes), 1 resource, 1 workload: 0 errors, 0 warnings, 0 notes"]
 
 
 def test_an_exemption_is_unused_only_where_its_paths_were_linted(repo: Path) -> None:

@@ -458,7 +458,7 @@ def test_input_errors_become_notifications_and_execution_fails(tmp_path: Path) -
     # The input error, then the summary (with --output it goes to stderr).
     assert proc.stderr.decode().splitlines() == [
         "kubegap-lint: no/such/file.yaml: no such file or folder",
-        "1 file, 1 documents (0 empty, 0 not Kubernetes), 1 resources, 1 workloads: 1 error, 0 warnings,"
+        "1 file, 1 document (0 empty, 0 not Kubernetes), 1 resource, 1 workload: 1 error, 0 warnings,"
         f" 0 notes; 1 input error; report written to {out}"]
     log = json.loads(out.read_text())
     invocation = log["runs"][0]["invocations"][0]

@@ -346,7 +346,7 @@ def test_suppressed_findings_stay_in_json_and_hide_in_text(tmp_path: Path) -> No
     proc = run_cli("--no-config", "--select", "KG201,KG501", str(path))
     assert proc.returncode == 0  # nothing counted
     assert proc.stdout.decode().splitlines() == [
-        "1 file, 1 documents (0 empty, 0 not Kubernetes), 1 resources, 1 workloads: 0 errors, 0 warnings,"
+        "1 file, 1 document (0 empty, 0 not Kubernetes), 1 resource, 1 workload: 0 errors, 0 warnings,"
         " 0 notes (2 suppressed)"]
     proc = run_cli("--no-config", "--select", "KG201,KG501", "--show-suppressed", str(path))
     assert proc.stdout.decode().count("[suppressed by annotation: eval only]") == 2

@@ -133,7 +133,7 @@ def test_a_chart_beside_manifests_without_the_engine_still_fails(
     code, out, _ = _run(capsys, "--select", "KG009", ".")
     assert code == 1
     assert out.splitlines()[-1] == (
-        "1 file, 1 documents (0 empty, 0 not Kubernetes), 1 resources, 0 workloads: 1 error, 0 warnings, 0 notes")
+        "1 file, 1 document (0 empty, 0 not Kubernetes), 1 resource, 0 workloads: 1 error, 0 warnings, 0 notes")
 
 
 @needs_engine

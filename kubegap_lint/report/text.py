@@ -43,17 +43,21 @@ def summary_line(result: LintResult) -> str:
     stats = result.stats
     tally = result.tally()
     by_severity = tally.by_severity
-    findings = ", ".join(f"{by_severity[s]} {s.value}{'s' if by_severity[s] != 1 else ''}"
-                         for s in (Severity.ERROR, Severity.WARNING, Severity.NOTE))
+    findings = ", ".join(counted(by_severity[s], s.value) for s in (Severity.ERROR, Severity.WARNING, Severity.NOTE))
     suppressed = tally.suppressed
-    text = (f"{stats.files} file{'s' if stats.files != 1 else ''}, {stats.documents} documents"
+    text = (f"{counted(stats.files, 'file')}, {counted(stats.documents, 'document')}"
             f" ({stats.empty_documents} empty, {stats.non_kubernetes_documents} not Kubernetes),"
-            f" {stats.resources} resources, {result.workloads} workloads: {findings}")
+            f" {counted(stats.resources, 'resource')}, {counted(result.workloads, 'workload')}: {findings}")
     if suppressed:
         text += f" ({suppressed} suppressed)"
     if result.errors:
-        text += f"; {len(result.errors)} input error{'s' if len(result.errors) != 1 else ''}"
+        text += f"; {counted(len(result.errors), 'input error')}"
     return text
+
+
+def counted(count: int, noun: str) -> str:
+    """'1 file', '2 files', '0 files'."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def estimate_lines(result: LintResult, params: dict[str, Any]) -> Iterator[str]:
