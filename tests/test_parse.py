@@ -1,3 +1,5 @@
+import pytest
+
 from kubegap_lint.core.model import Position
 from kubegap_lint.input.parse import parse_chunk
 from kubegap_lint.input.scan import split_documents
@@ -105,6 +107,47 @@ def test_an_unclosed_quote_says_where_it_opens() -> None:
     assert doc.problems[0].position == Position(2, 9)
     assert doc.problems[0].message == ("found unexpected end of stream (while scanning a quoted scalar);"
                                        " the quote that opens here is never closed")
+
+
+_LINE_UP = "lines up with no line above it: indent the key like the other keys of its mapping"
+_DEEPER = "so it reads as more of that line's value: indent the key like the other keys of its mapping"
+
+
+@pytest.mark.parametrize(("text", "position", "message"), [
+    # a key indented less than its siblings (and more than its parent)
+    ("metadata:\n  name: x\n labels: {}\nspec: 1\n", Position(3, 2),
+     f"did not find expected key (while parsing a block mapping); this line's indentation (1 space) {_LINE_UP}"),
+    # in a list item, after a literal block, and after a key indented too far
+    ("spec:\n  containers:\n    - name: a\n   image: b\n", Position(4, 4),
+     f"did not find expected key (while parsing a block mapping); this line's indentation (3 spaces) {_LINE_UP}"),
+    ("spec:\n  containers:\n    - name: a\n     image: b\n", Position(4, 6),
+     "did not find expected '-' indicator (while parsing a block collection);"
+     f" this line's indentation (5 spaces) {_LINE_UP}"),
+    ("a:\n  b: |\n    text\n c: 1\n", Position(4, 2),
+     f"did not find expected key (while parsing a block mapping); this line's indentation (1 space) {_LINE_UP}"),
+    ("a:\n  b:\n      c: 1\n    d: 2\n", Position(4, 5),
+     f"did not find expected key (while parsing a block mapping); this line's indentation (4 spaces) {_LINE_UP}"),
+    # a key indented deeper than the line above it: the parser stops at its colon
+    ("metadata:\n  name: x\n   labels: {}\n", Position(3, 10),
+     "mapping values are not allowed in this context; this line is indented deeper than the line above it"
+     f" (3 spaces against 2), {_DEEPER}"),
+    ("spec:\n  containers:\n    - name: a\n       image: b\n", Position(4, 13),
+     "mapping values are not allowed in this context; this line is indented deeper than the line above it"
+     f" (7 spaces against 4), {_DEEPER}"),
+    ("metadata:\n  name: a: b\n", Position(2, 10),
+     "mapping values are not allowed in this context; a value that holds ': ' must be quoted"),
+    # no hint where the indentation is not the fault: text after a quoted value, a list item
+    # where a key is due, a key lined up with its siblings after a broken line
+    ('a:\n  b: "x" y\n', Position(2, 10), "did not find expected key (while parsing a block mapping)"),
+    ("a:\n  b: x\n  - c\n", Position(3, 3), "did not find expected key (while parsing a block mapping)"),
+    ("a:\n  b: x\n  c: d: e\n", Position(3, 7),
+     "mapping values are not allowed in this context; a value that holds ': ' must be quoted"),
+    ("a: b\nc: d\n e: f\n", Position(3, 3), "mapping values are not allowed in this context; this line is"
+     f" indented deeper than the line above it (1 space against 0), {_DEEPER}"),
+])
+def test_a_key_indented_off_its_mapping_says_so(text: str, position: Position, message: str) -> None:
+    (doc,) = _parse(text)
+    assert [(p.rule, p.position, p.message) for p in doc.problems] == [("yaml-syntax-error", position, message)]
 
 
 def test_reading_leaves_garbage_collection_as_it_found_it() -> None:

@@ -797,6 +797,36 @@ def _hint(chunk: Chunk, where: Position, message: str) -> str:
         return "; a tab cannot indent YAML: use spaces"
     if "end of stream" in message and "quoted scalar" in message:
         return "; the quote that opens here is never closed"
+    if 0 <= index < len(lines):
+        return _indentation_hint(lines[:index], lines[index], where.column, message)
+    return ""
+
+
+def _indentation_hint(above: list[str], line: str, column: int, message: str) -> str:
+    """The parser's words for a key indented off its mapping name no indentation: a key less
+    indented than its siblings "did not find expected key", a deeper one continues the value of
+    the line above until its colon, where "mapping values are not allowed"."""
+    def indent(text: str) -> int:
+        return len(text) - len(text.lstrip(" "))
+
+    above = [text for text in above if text.strip() and not text.lstrip().startswith("#")]
+    if not above:
+        return ""
+    spaces = indent(line)
+    if "mapping values are not allowed" in message:
+        if ": " in line[spaces : column - 1]:
+            return "; a value that holds ': ' must be quoted"
+        if spaces > indent(above[-1]):
+            return (f"; this line is indented deeper than the line above it ({spaces} space{'' if spaces == 1 else 's'}"
+                    f" against {indent(above[-1])}), so it reads as more of that line's value: indent the key"
+                    " like the other keys of its mapping")
+        return ""
+    expected = ("did not find expected key", "did not find expected '-'", "expected <block end>")
+    # A line's key starts after its indentation, or after the "- " that opens a list item.
+    starts = {indent(text) for text in above} | {len(text) - len(text.lstrip(" -")) for text in above}
+    if any(words in message for words in expected) and column == spaces + 1 and spaces not in starts:
+        return (f"; this line's indentation ({spaces} space{'' if spaces == 1 else 's'}) lines up with no"
+                " line above it: indent the key like the other keys of its mapping")
     return ""
 
 
