@@ -821,7 +821,7 @@ def _indentation_hint(above: list[str], line: str, column: int, message: str) ->
                     f" against {indent(above[-1])}), so it reads as more of that line's value: indent the key"
                     " like the other keys of its mapping")
         return ""
-    expected = ("did not find expected key", "did not find expected '-'", "expected <block end>")
+    expected = ("did not find expected key", "did not find expected '-'")  # libyaml's words (the C parser)
     # A line's key starts after its indentation, or after the "- " that opens a list item.
     starts = {indent(text) for text in above} | {len(text) - len(text.lstrip(" -")) for text in above}
     if any(words in message for words in expected) and column == spaces + 1 and spaces not in starts:
