@@ -94,6 +94,18 @@ def test_a_cache_folder_inside_the_linted_tree_is_not_used(tmp_path, fresh) -> N
     assert b"inside the linted tree" in result.stderr
 
 
+def test_a_path_that_is_not_there_makes_no_tree(tmp_path, fresh) -> None:
+    # /nonexistent named no tree (its parent '/' would hold every cache folder): the cache is
+    # used, and the run says only what is wrong with the path.
+    folder = tmp_path / "cache"
+    missing = tmp_path / "job.yaml"  # its folder holds the cache folder
+    result = run_cli(str(missing), env={"KUBEGAP_LINT_CACHE_DIR": str(folder)})
+    assert result.returncode == 2
+    assert result.stderr.decode().splitlines()[0] == f"kubegap-lint: {missing}: no such file or folder"
+    assert b"note:" not in result.stderr
+    assert folder.is_dir()
+
+
 def test_folders_are_created_private_under_any_umask(tmp_path, fresh) -> None:
     folder = tmp_path / "a" / "b" / "cache"
     manifest = tmp_path / "src" / "job.yaml"

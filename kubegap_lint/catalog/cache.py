@@ -54,7 +54,7 @@ def exclude_roots(paths: list[str] | tuple[str, ...]) -> None:
     request could plant it)."""
     _linted_roots.clear()
     for path in paths:
-        if path == "-":
+        if path == "-" or not os.path.lexists(path):  # nothing is read from a path that is not there
             continue
         try:
             resolved = Path(path).resolve()
