@@ -190,3 +190,24 @@ def test_the_console_entry_leaves_the_exit_nothing_to_collect() -> None:
     words = proc.stderr.decode().split()
     assert words[words.index("frozen") + 1].isdigit() and int(words[words.index("frozen") + 1]) > 10_000
     assert words[words.index("enabled") + 1] == "True"  # frozen, not by a collector left off
+
+
+def test_ctrl_c_while_the_command_line_loads_is_one_line() -> None:
+    """A Ctrl-C that comes while the console entry imports the command line (the first 0.1 s
+    of a run on a loaded machine) ends the run as one later does: one line, exit 130. The
+    interrupt is raised by an import hook at that import: a signal cannot be timed that well."""
+    import subprocess
+    import sys
+
+    probe = ("import builtins, sys\n"
+             "real = builtins.__import__\n"
+             "def hooked(name, *args, **kwargs):\n"
+             "    if name == 'kubegap_lint.cli.main':\n"
+             "        raise KeyboardInterrupt\n"
+             "    return real(name, *args, **kwargs)\n"
+             "builtins.__import__ = hooked\n"
+             "sys.argv = ['kubegap-lint', 'helm', 'chart']\n"
+             "from kubegap_lint.cli.entry import main\n"
+             "main()\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, cwd=REPO, timeout=120, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr.decode()) == (130, b"", "kubegap-lint: interrupted\n")

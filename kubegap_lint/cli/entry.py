@@ -21,14 +21,18 @@ def _wants_engine(args: list[str]) -> bool:
 
 
 def main() -> None:
-    if _wants_engine(sys.argv[1:]):
-        try:
-            from kubegap_lint.helm.worker import start
+    try:
+        if _wants_engine(sys.argv[1:]):
+            try:
+                from kubegap_lint.helm.worker import start
 
-            start()
-        except Exception:  # noqa: BLE001 - the command starts it again and says what is wrong
-            pass
-    from kubegap_lint.cli.main import main as run
+                start()
+            except Exception:  # noqa: BLE001 - the command starts it again and says what is wrong
+                pass
+        from kubegap_lint.cli.main import main as run
+    except KeyboardInterrupt:  # Ctrl-C while the command line loads: said as run() says it
+        print("kubegap-lint: interrupted", file=sys.stderr)
+        sys.exit(130)
 
     try:
         run()
