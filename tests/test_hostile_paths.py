@@ -40,6 +40,28 @@ def test_a_symlink_out_of_the_tree_is_skipped_with_a_note_in_every_format(tmp_pa
     assert b"Deployment outside-secret" in followed.stdout and followed.stderr == b""
 
 
+def test_a_symlink_to_nothing_in_a_folder_is_noted(tmp_path) -> None:
+    # Found in a folder, it is said, not passed over; named, it is an input error as any
+    # missing path is. One pointing out of the tree is "to nothing", not "to a file outside".
+    repo = _repo(tmp_path)
+    (repo / "link.yaml").unlink()
+    (repo / "gone.yaml").symlink_to("removed.yaml")
+    (repo / "away.yml").symlink_to(tmp_path / "removed.yaml")
+    result = run_cli(".", "--select", "KG101", "--format", "json", cwd=repo)
+    assert result.returncode == 1
+    assert [f["location"]["path"] for f in json.loads(result.stdout)["findings"]] == ["in.yaml"]
+    assert result.stderr.decode().splitlines() == [
+        f"kubegap-lint: note: {name}: skipped: a symbolic link to nothing (its target is not there)"
+        for name in ("away.yml", "gone.yaml")]
+    (repo / ".kubegap-lint.yaml").write_text("exclude: [gone.yaml, away.yml]\n", encoding="utf-8")
+    excluded = run_cli(".", "--select", "KG101", cwd=repo)
+    assert excluded.returncode == 1 and excluded.stderr == b""
+    (repo / ".kubegap-lint.yaml").unlink()
+    named = run_cli("gone.yaml", cwd=repo)
+    assert named.returncode == 2
+    assert named.stderr.decode().splitlines()[0] == "kubegap-lint: gone.yaml: no such file or folder"
+
+
 def test_a_symlink_inside_the_tree_is_read(tmp_path) -> None:
     repo = _repo(tmp_path)
     (repo / "link.yaml").unlink()

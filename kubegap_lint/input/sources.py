@@ -96,8 +96,9 @@ def _walk(root: str, errors: list[InputError]) -> list[str]:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(entry.path)
-                elif entry.name.lower().endswith(MANIFEST_SUFFIXES) and entry.is_file():
-                    found.append(tuple(os.path.relpath(entry.path, root).split(os.sep)))
+                elif entry.name.lower().endswith(MANIFEST_SUFFIXES) and (
+                        entry.is_file() or (entry.is_symlink() and not os.path.exists(entry.path))):
+                    found.append(tuple(os.path.relpath(entry.path, root).split(os.sep)))  # a dangling link: noted
             except OSError:
                 continue
     return [os.path.join(root, *parts) for parts in sorted(found)]
@@ -118,7 +119,12 @@ def discover(
         display = _display(fs_path)
         if display in seen or _excluded(display, excludes):
             return
-        if not follow_outside and os.path.islink(fs_path) and _leaves(fs_path, tree) \
+        link = os.path.islink(fs_path)
+        if link and not os.path.exists(fs_path):  # found in a folder: a named one is an input error
+            seen.add(display)
+            note(f"{display}: skipped: a symbolic link to nothing (its target is not there)")
+            return
+        if not follow_outside and link and _leaves(fs_path, tree) \
                 and (tree != os.curdir or _leaves(fs_path, os.path.dirname(fs_path) or os.curdir)):
             seen.add(display)
             note(f"{display}: skipped: a symbolic link to a file outside {_display(tree)}"
