@@ -813,20 +813,21 @@ def _indentation_hint(above: list[str], line: str, column: int, message: str) ->
     if not above:
         return ""
     spaces = indent(line)
+    width = f"{spaces} space{'' if spaces == 1 else 's'}"
     if "mapping values are not allowed" in message:
         if ": " in line[spaces : column - 1]:
             return "; a value that holds ': ' must be quoted"
-        if spaces > indent(above[-1]):
-            return (f"; this line is indented deeper than the line above it ({spaces} space{'' if spaces == 1 else 's'}"
-                    f" against {indent(above[-1])}), so it reads as more of that line's value: indent the key"
-                    " like the other keys of its mapping")
+        previous = indent(above[-1])
+        if spaces > previous:
+            return (f"; this line is indented deeper than the line above it ({width} against {previous}), so it"
+                    " reads as more of that line's value: indent the key like the other keys of its mapping")
         return ""
     expected = ("did not find expected key", "did not find expected '-'")  # libyaml's words (the C parser)
     # A line's key starts after its indentation, or after the "- " that opens a list item.
     starts = {indent(text) for text in above} | {len(text) - len(text.lstrip(" -")) for text in above}
     if any(words in message for words in expected) and column == spaces + 1 and spaces not in starts:
-        return (f"; this line's indentation ({spaces} space{'' if spaces == 1 else 's'}) lines up with no"
-                " line above it: indent the key like the other keys of its mapping")
+        return (f"; this line's indentation ({width}) lines up with no line above it: indent the key like"
+                " the other keys of its mapping")
     return ""
 
 
